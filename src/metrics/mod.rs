@@ -1,0 +1,13 @@
+//! Measurements of a run: time-bucketed counters and gauges, a latency histogram
+//! of bounded size, and the summary figures (peak load, recovery time, ...).
+//!
+//! Memory does not grow with the number of events: a run keeps one [`Bucket`] per
+//! time bucket and one fixed-size [`Histogram`].
+
+pub mod histogram;
+pub mod recorder;
+pub mod summary;
+
+pub use histogram::Histogram;
+pub use recorder::{Bucket, Recorder, Totals};
+pub use summary::{MetricsConfig, Summary, summarize};

@@ -1,0 +1,272 @@
+//! The recorder: per-bucket counters, time-weighted gauges and run totals.
+//!
+//! Counters are added to the bucket holding the current time. Gauges (queue length,
+//! requests in flight, busy workers) are integrated over time, so each bucket holds
+//! their time average, the quantity Little's law speaks of.
+
+use crate::engine::{SimDuration, SimTime};
+use crate::metrics::Histogram;
+use crate::retry::{GiveUp, Outcome};
+
+/// What happened in one time bucket.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Bucket {
+    /// Attempts sent (first attempts and retries).
+    pub attempts: u64,
+    /// Of which retries.
+    pub retries: u64,
+    /// Logical requests that succeeded.
+    pub successes: u64,
+    /// Error responses received (anything but 200 and timeouts).
+    pub errors: u64,
+    /// Attempts that timed out at the client.
+    pub timeouts: u64,
+    /// Time-average of the server's queue length.
+    pub queue_len: f64,
+    /// Time-average of logical requests in progress (including those backing off).
+    pub in_flight: f64,
+    /// Time-average of busy workers.
+    pub busy: f64,
+}
+
+/// Totals over the whole run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Logical requests started.
+    pub started: u64,
+    /// Logical requests that succeeded.
+    pub succeeded: u64,
+    /// Given up because the outcome was not retryable.
+    pub failed_not_retryable: u64,
+    /// Given up after `max_retries` retries.
+    pub failed_exhausted: u64,
+    /// Given up at the request's deadline.
+    pub failed_deadline: u64,
+    /// Attempts sent.
+    pub attempts: u64,
+    /// Of which retries.
+    pub retries: u64,
+    /// Responses per outcome (indexed by `Outcome as usize`; timeouts included).
+    pub outcomes: [u64; Outcome::ALL.len()],
+    /// Nanoseconds of service the server performed (completed or cut short).
+    pub busy_ns: u64,
+    /// Of which spent on attempts whose client no longer waited for them.
+    pub wasted_ns: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+impl Totals {
+    /// Logical requests that failed, for any reason.
+    pub fn failed(&self) -> u64 {
+        self.failed_not_retryable + self.failed_exhausted + self.failed_deadline
+    }
+}
+
+/// Which gauge.
+#[derive(Clone, Copy, Debug)]
+pub enum Gauge {
+    /// Server queue length.
+    Queue = 0,
+    /// Logical requests in progress.
+    InFlight = 1,
+    /// Busy workers.
+    Busy = 2,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct GaugeState {
+    value: u64,
+    since: SimTime,
+    /// Integral over the current bucket, count * ns.
+    area: u128,
+}
+
+impl GaugeState {
+    fn accumulate(&mut self, to: SimTime) {
+        self.area += u128::from(self.value) * u128::from((to - self.since).0);
+        self.since = to;
+    }
+}
+
+/// Records one run.
+pub struct Recorder {
+    width: SimDuration,
+    buckets: Vec<Bucket>,
+    current: usize,
+    current_end: SimTime,
+    gauges: [GaugeState; 3],
+    /// End-to-end latency of successful logical requests.
+    pub latency: Histogram,
+    /// Run totals.
+    pub totals: Totals,
+}
+
+impl Recorder {
+    /// A recorder for a run of `duration` in buckets of `width` (> 0).
+    pub fn new(duration: SimDuration, width: SimDuration) -> Self {
+        let n = duration.0.div_ceil(width.0.max(1)).max(1) as usize;
+        Recorder {
+            width,
+            buckets: vec![Bucket::default(); n],
+            current: 0,
+            current_end: SimTime(width.0),
+            gauges: [GaugeState::default(); 3],
+            latency: Histogram::new(),
+            totals: Totals::default(),
+        }
+    }
+
+    /// Moves the clock to `now` (never backwards), closing finished buckets.
+    #[inline]
+    pub fn advance(&mut self, now: SimTime) {
+        self.totals.events += 1;
+        if now >= self.current_end {
+            self.roll_to(now);
+        }
+    }
+
+    #[cold]
+    fn roll_to(&mut self, now: SimTime) {
+        while now >= self.current_end && self.current < self.buckets.len() {
+            self.close_bucket();
+        }
+    }
+
+    fn close_bucket(&mut self) {
+        let end = self.current_end;
+        let width = self.width.0 as f64;
+        let [q, f, b] = &mut self.gauges;
+        let bucket = &mut self.buckets[self.current];
+        for (g, slot) in [
+            (q, &mut bucket.queue_len),
+            (f, &mut bucket.in_flight),
+            (b, &mut bucket.busy),
+        ] {
+            g.accumulate(end);
+            *slot = g.area as f64 / width;
+            g.area = 0;
+        }
+        self.current += 1;
+        self.current_end = end + self.width;
+    }
+
+    fn bucket(&mut self) -> &mut Bucket {
+        let last = self.buckets.len() - 1;
+        &mut self.buckets[self.current.min(last)]
+    }
+
+    /// Sets gauge `g` to `value` at the current time `now`.
+    #[inline]
+    pub fn set(&mut self, g: Gauge, now: SimTime, value: u64) {
+        let state = &mut self.gauges[g as usize];
+        state.accumulate(now);
+        state.value = value;
+    }
+
+    /// An attempt was sent.
+    #[inline]
+    pub fn attempt(&mut self, is_retry: bool) {
+        self.totals.attempts += 1;
+        self.totals.retries += u64::from(is_retry);
+        let b = self.bucket();
+        b.attempts += 1;
+        b.retries += u64::from(is_retry);
+    }
+
+    /// A logical request started.
+    pub fn request_started(&mut self) {
+        self.totals.started += 1;
+    }
+
+    /// An attempt ended with `outcome` at the client.
+    #[inline]
+    pub fn outcome(&mut self, outcome: Outcome) {
+        self.totals.outcomes[outcome as usize] += 1;
+        let b = self.bucket();
+        match outcome {
+            Outcome::Ok => {}
+            Outcome::Timeout => b.timeouts += 1,
+            _ => b.errors += 1,
+        }
+    }
+
+    /// A logical request succeeded after `latency`.
+    #[inline]
+    pub fn success(&mut self, latency: SimDuration) {
+        self.totals.succeeded += 1;
+        self.bucket().successes += 1;
+        self.latency.record(latency);
+    }
+
+    /// A logical request was given up.
+    pub fn failure(&mut self, why: GiveUp) {
+        let t = &mut self.totals;
+        match why {
+            GiveUp::NotRetryable => t.failed_not_retryable += 1,
+            GiveUp::RetriesExhausted => t.failed_exhausted += 1,
+            GiveUp::DeadlineExceeded => t.failed_deadline += 1,
+        }
+    }
+
+    /// The server spent `service` on an attempt; `wasted` when nobody used the result.
+    #[inline]
+    pub fn work(&mut self, service: SimDuration, wasted: bool) {
+        self.totals.busy_ns += service.0;
+        if wasted {
+            self.totals.wasted_ns += service.0;
+        }
+    }
+
+    /// Closes the remaining buckets (the run ends at the end of the last one) and
+    /// returns the buckets, the latency histogram and the totals.
+    pub fn finish(mut self) -> (Vec<Bucket>, Histogram, Totals) {
+        while self.current < self.buckets.len() {
+            self.close_bucket();
+        }
+        (self.buckets, self.latency, self.totals)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gauges_are_time_averaged_per_bucket() {
+        let mut r = Recorder::new(SimDuration(300), SimDuration(100));
+        // Queue at 2 from t=50 to t=150, then 0: bucket 0 averages 1, bucket 1 averages 1.
+        r.advance(SimTime(50));
+        r.set(Gauge::Queue, SimTime(50), 2);
+        r.advance(SimTime(150));
+        r.set(Gauge::Queue, SimTime(150), 0);
+        // In flight at 3 from t=250 to the end: bucket 2 averages 1.5.
+        r.advance(SimTime(250));
+        r.set(Gauge::InFlight, SimTime(250), 3);
+        let (b, _, totals) = r.finish();
+        assert_eq!(
+            b.iter().map(|b| b.queue_len).collect::<Vec<_>>(),
+            [1.0, 1.0, 0.0]
+        );
+        assert_eq!(b[2].in_flight, 1.5);
+        assert_eq!(totals.events, 3);
+    }
+
+    #[test]
+    fn counters_land_in_the_bucket_of_the_current_time() {
+        let mut r = Recorder::new(SimDuration(200), SimDuration(100));
+        r.advance(SimTime(10));
+        r.attempt(false);
+        r.advance(SimTime(120));
+        r.attempt(true);
+        r.outcome(Outcome::Timeout);
+        r.outcome(Outcome::Status503);
+        let (b, _, t) = r.finish();
+        assert_eq!((b[0].attempts, b[0].retries), (1, 0));
+        assert_eq!(
+            (b[1].attempts, b[1].retries, b[1].timeouts, b[1].errors),
+            (1, 1, 1, 1)
+        );
+        assert_eq!((t.attempts, t.retries), (2, 1));
+    }
+}

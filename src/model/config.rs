@@ -1,0 +1,104 @@
+//! The validated description of a world: what `scenario` produces and `sim` runs.
+
+use crate::engine::{SimDuration, SimTime};
+use crate::model::Dist;
+
+/// How logical requests are generated.
+#[derive(Clone, Debug)]
+pub enum Load {
+    /// A fixed population: each client issues a request, retries it until it
+    /// succeeds or gives up, thinks, then issues the next.
+    Closed {
+        /// Number of clients (default 1000).
+        clients: u32,
+        /// Pause between the end of one request and the start of the next.
+        think: Dist,
+    },
+    /// Poisson arrivals at a fixed total rate, whatever happened to earlier ones.
+    Open {
+        /// Logical requests per second.
+        rate_per_s: f64,
+    },
+}
+
+/// The capacity-limited server.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Requests in service at once.
+    pub workers: u32,
+    /// Places in the FIFO queue behind the workers; a request that finds it full is
+    /// answered 503 at once.
+    pub queue_capacity: u32,
+    /// Service time of one request at full capacity.
+    pub service: Dist,
+}
+
+impl ServerConfig {
+    /// Completions per second at full capacity: workers / mean service time.
+    pub fn capacity_per_s(&self) -> f64 {
+        f64::from(self.workers) * 1e9 / self.service.mean_nanos()
+    }
+}
+
+/// What goes wrong during an outage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OutageKind {
+    /// The server crashes: every request in service or queued fails with a
+    /// connection reset at the start; new connections are refused until the end.
+    Reset,
+    /// Every request is answered 503 at once, with this Retry-After if any.
+    /// Requests queued or in service at the start are answered 503 too.
+    Unavailable {
+        /// The Retry-After header of each 503.
+        retry_after: Option<SimDuration>,
+    },
+    /// Requests are accepted and never answered; those in the server at the start
+    /// are lost too. Clients learn of it only by timing out.
+    Blackhole,
+    /// Service rate is multiplied by `factor` (service times divided by it) for
+    /// services that start during the window. Nothing is flushed.
+    Brownout {
+        /// Remaining capacity, in (0, 1].
+        factor: f64,
+    },
+}
+
+impl OutageKind {
+    /// The scenario-file name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OutageKind::Reset => "reset",
+            OutageKind::Unavailable { .. } => "503",
+            OutageKind::Blackhole => "blackhole",
+            OutageKind::Brownout { .. } => "brownout",
+        }
+    }
+}
+
+/// One outage window, `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outage {
+    /// What happens.
+    pub kind: OutageKind,
+    /// First instant of the window.
+    pub start: SimTime,
+    /// First instant after it; the server is back, empty and at full capacity.
+    pub end: SimTime,
+}
+
+/// Everything about the world that does not depend on the retry strategy.
+#[derive(Clone, Debug)]
+pub struct WorldConfig {
+    /// Simulated length of a run.
+    pub duration: SimDuration,
+    /// The load model.
+    pub load: Load,
+    /// Fraction of logical requests that are permanently bad (always answered 400).
+    pub bad_fraction: f64,
+    /// One-way latency of each network hop.
+    pub network: Dist,
+    /// The server.
+    pub server: ServerConfig,
+    /// Outage windows, sorted by start, not overlapping.
+    pub outages: Vec<Outage>,
+}

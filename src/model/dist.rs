@@ -1,0 +1,184 @@
+//! Duration distributions for think times, service times and network hops.
+
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, Exp, LogNormal, Normal};
+
+use crate::engine::SimDuration;
+
+/// A distribution of non-negative durations, ready to sample.
+#[derive(Clone, Debug)]
+pub enum Dist {
+    /// Always the same value.
+    Constant(SimDuration),
+    /// Exponential with the given mean (memoryless: the M in M/M/1).
+    Exponential {
+        /// Mean, nanoseconds.
+        mean: SimDuration,
+        /// Sampler with rate 1/mean per nanosecond.
+        sampler: Exp<f64>,
+    },
+    /// Log-normal with the given mean; `sigma` is the standard deviation of ln(X).
+    LogNormal {
+        /// Mean, nanoseconds.
+        mean: SimDuration,
+        /// Shape: standard deviation of the underlying normal.
+        sigma: f64,
+        /// Sampler in nanoseconds.
+        sampler: LogNormal<f64>,
+    },
+    /// |Normal(mean, sd)|: the folded normal the AWS experiment uses for each hop.
+    AbsNormal {
+        /// Mean of the normal before folding, nanoseconds.
+        mean: SimDuration,
+        /// Standard deviation, nanoseconds.
+        sd: SimDuration,
+        /// Sampler in nanoseconds.
+        sampler: Normal<f64>,
+    },
+    /// Uniform on [low, high].
+    Uniform {
+        /// Smallest value.
+        low: SimDuration,
+        /// Largest value.
+        high: SimDuration,
+    },
+}
+
+impl Dist {
+    /// A constant distribution.
+    pub fn constant(value: SimDuration) -> Dist {
+        Dist::Constant(value)
+    }
+
+    /// An exponential distribution; `mean` must be positive.
+    pub fn exponential(mean: SimDuration) -> Option<Dist> {
+        let sampler = Exp::new(1.0 / mean.as_nanos_f64()).ok()?;
+        (mean.0 > 0).then_some(Dist::Exponential { mean, sampler })
+    }
+
+    /// A log-normal distribution with this mean and shape `sigma` (>= 0):
+    /// mu = ln(mean) - sigma^2 / 2, so that E[X] = mean.
+    pub fn lognormal(mean: SimDuration, sigma: f64) -> Option<Dist> {
+        if mean.0 == 0 || !(0.0..=10.0).contains(&sigma) {
+            return None;
+        }
+        let mu = mean.as_nanos_f64().ln() - sigma * sigma / 2.0;
+        let sampler = LogNormal::new(mu, sigma).ok()?;
+        Some(Dist::LogNormal {
+            mean,
+            sigma,
+            sampler,
+        })
+    }
+
+    /// A folded normal |N(mean, sd)|.
+    pub fn abs_normal(mean: SimDuration, sd: SimDuration) -> Option<Dist> {
+        let sampler = Normal::new(mean.as_nanos_f64(), sd.as_nanos_f64()).ok()?;
+        Some(Dist::AbsNormal { mean, sd, sampler })
+    }
+
+    /// A uniform distribution; `low` must not exceed `high`.
+    pub fn uniform(low: SimDuration, high: SimDuration) -> Option<Dist> {
+        (low <= high).then_some(Dist::Uniform { low, high })
+    }
+
+    /// Draws one duration.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> SimDuration {
+        match self {
+            Dist::Constant(v) => *v,
+            Dist::Exponential { sampler, .. } => SimDuration::from_nanos_f64(sampler.sample(rng)),
+            Dist::LogNormal { sampler, .. } => SimDuration::from_nanos_f64(sampler.sample(rng)),
+            Dist::AbsNormal { sampler, .. } => {
+                SimDuration::from_nanos_f64(sampler.sample(rng).abs())
+            }
+            Dist::Uniform { low, high } => SimDuration(rng.random_range(low.0..=high.0)),
+        }
+    }
+
+    /// The mean, in nanoseconds (exact, not estimated).
+    pub fn mean_nanos(&self) -> f64 {
+        match self {
+            Dist::Constant(v) => v.as_nanos_f64(),
+            Dist::Exponential { mean, .. } | Dist::LogNormal { mean, .. } => mean.as_nanos_f64(),
+            Dist::AbsNormal { mean, sd, .. } => {
+                folded_normal_mean(mean.as_nanos_f64(), sd.as_nanos_f64())
+            }
+            Dist::Uniform { low, high } => (low.as_nanos_f64() + high.as_nanos_f64()) / 2.0,
+        }
+    }
+}
+
+/// E|X| for X ~ N(m, s): s*sqrt(2/pi)*exp(-m^2/(2 s^2)) + m*(1 - 2*Phi(-m/s)).
+fn folded_normal_mean(m: f64, s: f64) -> f64 {
+    if s == 0.0 {
+        return m.abs();
+    }
+    let z = m / s;
+    s * (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp()
+        + m * erf(z / std::f64::consts::SQRT_2)
+}
+
+/// The error function (Abramowitz and Stegun 7.1.26, absolute error < 1.5e-7),
+/// enough for a mean that is only reported, never simulated.
+fn erf(x: f64) -> f64 {
+    let sign = x.signum();
+    let x = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    sign * (1.0 - poly * (-x * x).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::{Stream, stream};
+
+    fn sample_mean(d: &Dist, n: usize) -> f64 {
+        let mut rng = stream(11, Stream::Service);
+        (0..n)
+            .map(|_| d.sample(&mut rng).as_nanos_f64())
+            .sum::<f64>()
+            / n as f64
+    }
+
+    #[test]
+    fn sample_means_match_the_stated_means() {
+        // 200k samples: the standard error of the mean is sd/sqrt(n) ~ 0.22% of the
+        // mean for the exponential (sd = mean), so 1% is over four standard errors.
+        let ms = SimDuration::from_millis(10);
+        for d in [
+            Dist::exponential(ms).unwrap(),
+            Dist::lognormal(ms, 0.5).unwrap(),
+            Dist::abs_normal(ms, SimDuration::from_millis(2)).unwrap(),
+            Dist::uniform(SimDuration::ZERO, SimDuration::from_millis(20)).unwrap(),
+        ] {
+            let m = sample_mean(&d, 200_000);
+            let rel = (m - d.mean_nanos()).abs() / d.mean_nanos();
+            assert!(
+                rel < 0.01,
+                "{d:?}: sample mean {m}, stated {}",
+                d.mean_nanos()
+            );
+        }
+    }
+
+    #[test]
+    fn folded_normal_mean_is_the_mean_when_far_from_zero() {
+        let d =
+            Dist::abs_normal(SimDuration::from_millis(10), SimDuration::from_millis(2)).unwrap();
+        assert!((d.mean_nanos() - 10e6).abs() < 1.0);
+        // Centred at zero the folded normal has mean s*sqrt(2/pi).
+        let z = Dist::abs_normal(SimDuration::ZERO, SimDuration(1_000_000)).unwrap();
+        assert!((z.mean_nanos() - 1e6 * (2.0 / std::f64::consts::PI).sqrt()).abs() < 1.0);
+    }
+
+    #[test]
+    fn constructors_reject_impossible_parameters() {
+        assert!(Dist::exponential(SimDuration::ZERO).is_none());
+        assert!(Dist::lognormal(SimDuration(5), -1.0).is_none());
+        assert!(Dist::uniform(SimDuration(5), SimDuration(4)).is_none());
+    }
+}

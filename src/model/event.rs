@@ -1,0 +1,65 @@
+//! The events of the world, kept to 16 bytes so the queue stays cache-friendly.
+
+/// What an event does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Closed loop: client `slot` starts its next logical request.
+    Begin,
+    /// Open loop: a new logical request arrives.
+    Arrival,
+    /// Backoff of `slot` is over: send attempt `attempt + 1`.
+    Send,
+    /// Attempt (`slot`, `attempt`) reaches the server; `aux` = 1 for a bad request.
+    AtServer,
+    /// Worker `slot` finishes the job it started in server epoch `attempt`.
+    ServiceDone,
+    /// The answer to (`slot`, `attempt`) reaches the client: `outcome`, and a
+    /// Retry-After of `aux` ms (`u32::MAX`: none).
+    Response,
+    /// Attempt (`slot`, `attempt`) times out, unless answered already.
+    Timeout,
+    /// Outage `aux` begins.
+    OutageStart,
+    /// Outage `aux` ends.
+    OutageEnd,
+}
+
+/// One scheduled event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// What it does.
+    pub kind: Kind,
+    /// An [`crate::retry::Outcome`] as `u8`, for responses.
+    pub outcome: u8,
+    /// A client slot or a worker index.
+    pub slot: u32,
+    /// An attempt number within the slot, or a server epoch.
+    pub attempt: u32,
+    /// Kind-specific payload.
+    pub aux: u32,
+}
+
+/// `aux` of a response without Retry-After.
+pub const NO_RETRY_AFTER: u32 = u32::MAX;
+
+impl Event {
+    /// An event with only a kind and a slot.
+    pub fn new(kind: Kind, slot: u32, attempt: u32) -> Event {
+        Event {
+            kind,
+            outcome: 0,
+            slot,
+            attempt,
+            aux: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        assert_eq!(std::mem::size_of::<super::Event>(), 16);
+    }
+}

@@ -1,0 +1,15 @@
+//! The simulated world: clients and their load, the network, the server and its
+//! outages, and the run loop that ties them to the event queue.
+
+pub mod client;
+pub mod config;
+pub mod dist;
+pub mod event;
+pub mod observer;
+pub mod server;
+pub mod sim;
+
+pub use config::{Load, Outage, OutageKind, ServerConfig, WorldConfig};
+pub use dist::Dist;
+pub use observer::{NoObserver, Observer};
+pub use sim::{RunResult, run, run_observed};

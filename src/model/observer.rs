@@ -1,0 +1,21 @@
+//! Hooks into a run, for tests that check invariants from outside the engine.
+//! The default [`NoObserver`] compiles to nothing.
+
+use crate::engine::SimTime;
+use crate::retry::{GiveUp, Outcome};
+
+/// Receives the client-side events of a run.
+pub trait Observer {
+    /// Slot `slot` sent an attempt (`retry` = 0 for the first) at `now`; its
+    /// logical request's deadline is `deadline_at` (`SimTime::NEVER` if none).
+    fn attempt_sent(&mut self, _now: SimTime, _slot: u32, _retry: u32, _deadline_at: SimTime) {}
+    /// An attempt of `slot` ended at the client with `outcome`.
+    fn attempt_ended(&mut self, _now: SimTime, _slot: u32, _outcome: Outcome) {}
+    /// The logical request of `slot` ended: `None` for success.
+    fn request_ended(&mut self, _now: SimTime, _slot: u32, _failure: Option<GiveUp>) {}
+}
+
+/// Observes nothing.
+pub struct NoObserver;
+
+impl Observer for NoObserver {}

@@ -1,0 +1,10 @@
+//! Client-side retry behaviour: outcomes and their classes, backoff delays, and the
+//! policy that decides whether and when a failed attempt is tried again.
+
+pub mod backoff;
+pub mod outcome;
+pub mod policy;
+
+pub use backoff::{Backoff, BackoffKind};
+pub use outcome::{Outcome, OutcomeSet};
+pub use policy::{Decision, GiveUp, RetryPolicy, Strategy};

@@ -1,0 +1,231 @@
+//! The retry policy: classify an outcome, pick the delay (Retry-After or backoff),
+//! and stop at the retry limit or the logical request's deadline.
+
+use rand::Rng;
+
+use super::backoff::Backoff;
+use super::outcome::{Outcome, OutcomeSet};
+use crate::engine::{SimDuration, SimTime};
+
+/// Why a logical request was given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// The outcome is not retryable (400, 401, or not in `retry_on`).
+    NotRetryable,
+    /// `max_retries` retries were already made.
+    RetriesExhausted,
+    /// The next attempt would start at or after the request's deadline.
+    DeadlineExceeded,
+}
+
+/// What to do after a failed attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Wait this long, then send the next attempt.
+    Retry(SimDuration),
+    /// Stop: the logical request fails.
+    GiveUp(GiveUp),
+}
+
+/// When to retry (the delay itself comes from a [`Backoff`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (default 5, the starting article).
+    pub max_retries: u32,
+    /// Time limit of each attempt, from sending to the reply (default 1 s).
+    pub timeout: SimDuration,
+    /// Time limit of the whole logical request, from its first attempt; `None`: no limit.
+    pub deadline: Option<SimDuration>,
+    /// Outcomes worth retrying (default [`OutcomeSet::default_retryable`]).
+    pub retry_on: OutcomeSet,
+    /// Whether a Retry-After value replaces the computed delay (default true).
+    pub use_retry_after: bool,
+    /// Retry-After values above this are ignored and the backoff delay is used
+    /// instead, as Envoy does (REFERENCE.md section 4); default 60 s.
+    pub retry_after_max: SimDuration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 5,
+            timeout: SimDuration::from_secs(1),
+            deadline: None,
+            retry_on: OutcomeSet::default_retryable(),
+            use_retry_after: true,
+            retry_after_max: SimDuration::from_secs(60),
+        }
+    }
+}
+
+/// The state of one logical request that the policy needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Attempted {
+    /// Retries made so far (0 after the first attempt).
+    pub retries: u32,
+    /// When the logical request's deadline passes (`SimTime::NEVER` if none).
+    pub deadline_at: SimTime,
+    /// The delay before the previous retry (for decorrelated jitter).
+    pub previous_delay: SimDuration,
+}
+
+impl RetryPolicy {
+    /// Decides what follows `outcome` at `now`. `retry_after` is the server's hint.
+    pub fn decide<R: Rng + ?Sized>(
+        &self,
+        backoff: &Backoff,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+        state: Attempted,
+        now: SimTime,
+        rng: &mut R,
+    ) -> Decision {
+        if !self.retry_on.contains(outcome) {
+            return Decision::GiveUp(GiveUp::NotRetryable);
+        }
+        if state.retries >= self.max_retries {
+            return Decision::GiveUp(GiveUp::RetriesExhausted);
+        }
+        let hinted = retry_after.filter(|ra| self.use_retry_after && *ra <= self.retry_after_max);
+        let delay = match hinted {
+            Some(ra) => ra,
+            None => backoff.delay(state.retries + 1, state.previous_delay, rng),
+        };
+        if now + delay >= state.deadline_at {
+            return Decision::GiveUp(GiveUp::DeadlineExceeded);
+        }
+        Decision::Retry(delay)
+    }
+}
+
+/// A named strategy a scenario compares: a backoff schedule and a policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Strategy {
+    /// Name used in output files and charts.
+    pub name: String,
+    /// How long to wait before each retry.
+    pub backoff: Backoff,
+    /// Whether to retry at all.
+    pub policy: RetryPolicy,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::{Stream, stream};
+    use crate::retry::BackoffKind;
+
+    fn state(retries: u32) -> Attempted {
+        Attempted {
+            retries,
+            deadline_at: SimTime::NEVER,
+            previous_delay: SimDuration::ZERO,
+        }
+    }
+
+    fn decide(
+        p: &RetryPolicy,
+        o: Outcome,
+        ra: Option<SimDuration>,
+        s: Attempted,
+        now: SimTime,
+    ) -> Decision {
+        let b = Backoff {
+            kind: BackoffKind::Exponential,
+            ..Backoff::default()
+        };
+        p.decide(&b, o, ra, s, now, &mut stream(1, Stream::Jitter))
+    }
+
+    #[test]
+    fn classification_follows_retry_on() {
+        let p = RetryPolicy::default();
+        for o in [Outcome::Status400, Outcome::Status401, Outcome::Status500] {
+            assert_eq!(
+                decide(&p, o, None, state(0), SimTime::ZERO),
+                Decision::GiveUp(GiveUp::NotRetryable)
+            );
+        }
+        assert_eq!(
+            decide(&p, Outcome::Reset, None, state(0), SimTime::ZERO),
+            Decision::Retry(SimDuration::from_millis(200))
+        );
+        let only_timeouts = RetryPolicy {
+            retry_on: [Outcome::Timeout].into_iter().collect(),
+            ..p
+        };
+        assert_eq!(
+            decide(
+                &only_timeouts,
+                Outcome::Status503,
+                None,
+                state(0),
+                SimTime::ZERO
+            ),
+            Decision::GiveUp(GiveUp::NotRetryable)
+        );
+    }
+
+    #[test]
+    fn stops_after_max_retries() {
+        let p = RetryPolicy {
+            max_retries: 2,
+            ..RetryPolicy::default()
+        };
+        assert!(matches!(
+            decide(&p, Outcome::Timeout, None, state(1), SimTime::ZERO),
+            Decision::Retry(_)
+        ));
+        assert_eq!(
+            decide(&p, Outcome::Timeout, None, state(2), SimTime::ZERO),
+            Decision::GiveUp(GiveUp::RetriesExhausted)
+        );
+    }
+
+    #[test]
+    fn retry_after_replaces_the_backoff_up_to_its_maximum() {
+        let p = RetryPolicy::default();
+        let ra = Some(SimDuration::from_secs(3));
+        assert_eq!(
+            decide(&p, Outcome::Status503, ra, state(0), SimTime::ZERO),
+            Decision::Retry(SimDuration::from_secs(3))
+        );
+        // Over the maximum: ignored, the backoff (200 ms for the first retry) is used.
+        let strict = RetryPolicy {
+            retry_after_max: SimDuration::from_secs(2),
+            ..p.clone()
+        };
+        assert_eq!(
+            decide(&strict, Outcome::Status503, ra, state(0), SimTime::ZERO),
+            Decision::Retry(SimDuration::from_millis(200))
+        );
+        // Turned off: ignored.
+        let deaf = RetryPolicy {
+            use_retry_after: false,
+            ..p
+        };
+        assert_eq!(
+            decide(&deaf, Outcome::Status503, ra, state(1), SimTime::ZERO),
+            Decision::Retry(SimDuration::from_millis(400))
+        );
+    }
+
+    #[test]
+    fn no_retry_would_start_at_or_after_the_deadline() {
+        let p = RetryPolicy::default();
+        let s = Attempted {
+            deadline_at: SimTime(1_000_000_000),
+            ..state(0)
+        };
+        // 200 ms backoff from t = 0.7 s lands at 0.9 s: allowed.
+        assert!(matches!(
+            decide(&p, Outcome::Timeout, None, s, SimTime(700_000_000)),
+            Decision::Retry(_)
+        ));
+        // From t = 0.8 s it would land exactly on the deadline: refused.
+        assert_eq!(
+            decide(&p, Outcome::Timeout, None, s, SimTime(800_000_000)),
+            Decision::GiveUp(GiveUp::DeadlineExceeded)
+        );
+    }
+}
