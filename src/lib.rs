@@ -5,3 +5,4 @@ pub mod engine;
 pub mod metrics;
 pub mod model;
 pub mod retry;
+pub mod scenario;

@@ -12,8 +12,8 @@ pub struct MetricsConfig {
     /// The pre-outage goodput level is the mean over this window just before the
     /// first outage starts (default 10 s).
     pub baseline: SimDuration,
-    /// Goodput is smoothed by a trailing mean over this window before recovery is
-    /// judged (default 1 s).
+    /// Recovery is judged on mean goodput over windows of this length that start
+    /// at or after the candidate instant (default 2 s).
     pub smoothing: SimDuration,
     /// Recovered means smoothed goodput at least this fraction of the baseline from
     /// then to the end of the run (default 0.9).
@@ -25,7 +25,7 @@ impl Default for MetricsConfig {
         MetricsConfig {
             bucket: SimDuration::from_millis(100),
             baseline: SimDuration::from_secs(10),
-            smoothing: SimDuration::from_secs(1),
+            smoothing: SimDuration::from_secs(2),
             recovery_fraction: 0.9,
         }
     }
@@ -139,32 +139,33 @@ fn baseline_goodput(
     )
 }
 
-/// Seconds from `end` (the end of the last outage) to the first bucket end from
-/// which the trailing mean goodput stays at or above `fraction * level` to the end.
+/// Seconds from `end` (the end of the last outage) to the first bucket start `t`
+/// such that every smoothing window starting at or after `t` has a mean goodput of
+/// at least `fraction * level`. The window looks forward from `t`, so smoothing
+/// adds no lag: a server back at full goodput the instant the outage ends has a
+/// recovery time of zero.
 fn recovery_time(cfg: &MetricsConfig, buckets: &[Bucket], level: f64, end: SimTime) -> Option<f64> {
     let w = cfg.bucket.0;
-    let k = ((cfg.smoothing.0 / w) as usize).max(1);
+    let k = ((cfg.smoothing.0 / w) as usize).clamp(1, buckets.len().max(1));
     let goodput = goodput_per_s(cfg, buckets);
     let threshold = cfg.recovery_fraction * level;
-    let smoothed: Vec<f64> = (0..goodput.len())
-        .map(|i| {
-            let from = (i + 1).saturating_sub(k);
-            goodput[from..=i].iter().sum::<f64>() / (i + 1 - from) as f64
-        })
+    // windows[i] = mean goodput over buckets [i, i + k).
+    let windows: Vec<f64> = goodput
+        .windows(k)
+        .map(|g| g.iter().sum::<f64>() / k as f64)
         .collect();
-    // The first bucket whose end is after the outage's end.
-    let first = (end.0 / w) as usize;
-    // Scan backwards: the recovery point is just after the last bucket below threshold.
+    // The first bucket that starts at or after the outage's end.
+    let first = end.0.div_ceil(w) as usize;
+    // Scan backwards: recovery starts just after the last window below threshold.
     let mut recovered_at = None;
-    for i in (first..smoothed.len()).rev() {
-        if smoothed[i] < threshold {
+    for i in (first..windows.len()).rev() {
+        if windows[i] < threshold {
             break;
         }
         recovered_at = Some(i);
     }
     let i = recovered_at?;
-    let bucket_end = (i as u64 + 1) * w;
-    Some(SimDuration(bucket_end.saturating_sub(end.0)).as_secs_f64())
+    Some(SimDuration((i as u64 * w).saturating_sub(end.0)).as_secs_f64())
 }
 
 #[cfg(test)]
@@ -195,6 +196,20 @@ mod tests {
         SimTime(s * 1_000_000_000)
     }
 
+    fn recovery(c: &MetricsConfig, successes: &[u64], outage: (u64, u64)) -> Option<f64> {
+        let b = buckets(successes);
+        let s = summarize(
+            c,
+            &b,
+            &Histogram::new(),
+            &Totals::default(),
+            0,
+            &[(at(outage.0), at(outage.1))],
+            20.0,
+        );
+        s.recovery_time_s
+    }
+
     #[test]
     fn recovery_is_measured_from_the_outage_end_to_the_last_dip() {
         // Baseline 10/s over t = 2..5 s; outage 5..7 s; a dip at 8..9 s; back from 9 s.
@@ -209,47 +224,37 @@ mod tests {
             20.0,
         );
         assert_eq!(s.baseline_goodput_per_s, Some(10.0));
-        // The bucket 9..10 s is the first of the good run; its end is 10 s: 3 s after 7 s.
-        assert_eq!(s.recovery_time_s, Some(3.0));
+        // The bucket 9..10 s starts the good run: 2 s after the outage ended at 7 s.
+        assert_eq!(s.recovery_time_s, Some(2.0));
         assert_eq!(s.peak_attempts_per_s, 10.0);
         assert_eq!(s.peak_load_ratio, 0.5);
     }
 
     #[test]
-    fn no_recovery_when_the_last_bucket_is_low() {
-        let b = buckets(&[10, 10, 10, 0, 10, 10, 3]);
-        let s = summarize(
-            &cfg(),
-            &b,
-            &Histogram::new(),
-            &Totals::default(),
-            0,
-            &[(at(3), at(4))],
-            20.0,
-        );
-        assert_eq!(s.recovery_time_s, None);
+    fn no_recovery_when_the_last_window_is_low() {
+        assert_eq!(recovery(&cfg(), &[10, 10, 10, 0, 10, 10, 3], (3, 4)), None);
     }
 
     #[test]
-    fn smoothing_averages_over_the_trailing_window() {
-        // With a 2 s window the single low bucket 5..6 s (4/s) averages to 7/s with
-        // its neighbour: below 9 at 6 s, above from 7 s on.
+    fn smoothing_averages_over_a_forward_window() {
+        // 2 s windows starting at 4 s: (10+4)/2 = 7; at 5 s: (4+10)/2 = 7; from 6 s
+        // on: 10. Below 9 until 6 s, so recovery is 6 - 4 = 2 s.
         let c = MetricsConfig {
             smoothing: SimDuration::from_secs(2),
             ..cfg()
         };
-        let b = buckets(&[10, 10, 10, 0, 10, 4, 10, 10, 10]);
-        let s = summarize(
-            &c,
-            &b,
-            &Histogram::new(),
-            &Totals::default(),
-            0,
-            &[(at(3), at(4))],
-            20.0,
+        assert_eq!(
+            recovery(&c, &[10, 10, 10, 0, 10, 4, 10, 10, 10], (3, 4)),
+            Some(2.0)
         );
-        // Smoothed: bucket 4 (4..5 s) = (0+10)/2 = 5, bucket 5 = 7, bucket 6 = 7, bucket 7 = 10.
-        assert_eq!(s.recovery_time_s, Some(4.0));
+    }
+
+    #[test]
+    fn immediate_recovery_is_zero() {
+        assert_eq!(
+            recovery(&cfg(), &[10, 10, 10, 0, 10, 10, 10], (3, 4)),
+            Some(0.0)
+        );
     }
 
     #[test]

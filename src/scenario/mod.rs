@@ -1,0 +1,55 @@
+//! Scenario files: TOML in, a validated [`Scenario`] out. Every input error is
+//! raised here, as a [`ScenarioError`] naming the file, the key and the line.
+
+pub mod duration;
+pub mod error;
+pub mod locate;
+pub mod schema;
+pub mod validate;
+
+use std::path::Path;
+
+pub use error::ScenarioError;
+
+use crate::metrics::MetricsConfig;
+use crate::model::WorldConfig;
+use crate::retry::Strategy;
+
+/// A validated scenario, ready to run.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Name of the results folder.
+    pub name: String,
+    /// What the scenario shows.
+    pub description: String,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// The world every strategy runs in.
+    pub world: WorldConfig,
+    /// How runs are measured.
+    pub metrics: MetricsConfig,
+    /// The strategies to compare, in file order.
+    pub strategies: Vec<Strategy>,
+}
+
+/// Reads and validates the scenario at `path`.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let src = std::fs::read_to_string(path).map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::NotFound {
+            "; the scenarios shipped with retry-storm are in scenarios/"
+        } else {
+            ""
+        };
+        ScenarioError::file(path, format!("cannot read the scenario file: {e}{hint}"))
+    })?;
+    parse(&src, path)
+}
+
+/// Validates scenario text `src`; `path` is only used in messages and for the
+/// default name.
+pub fn parse(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    let file: schema::ScenarioFile = toml::from_str(src).map_err(|e| {
+        ScenarioError::at_offset(path, src, e.span().map(|s| s.start), e.message().trim_end())
+    })?;
+    validate::Checker::new(path, src).scenario(file)
+}

@@ -1,0 +1,460 @@
+//! From the file as written to a [`Scenario`]: defaults, merging of `[retry]` into
+//! each `[[strategy]]`, and every check that serde's types cannot express.
+
+use std::path::Path;
+
+use super::Scenario;
+use super::duration::DurationValue;
+use super::error::ScenarioError;
+use super::locate::KeyPath;
+use super::schema::*;
+use crate::engine::{SimDuration, SimTime};
+use crate::metrics::MetricsConfig;
+use crate::model::{Dist, Load, Outage, OutageKind, ServerConfig, WorldConfig};
+use crate::retry::{Backoff, BackoffKind, Outcome, OutcomeSet, RetryPolicy, Strategy};
+
+/// Builds errors that point into one file.
+pub struct Checker<'a> {
+    file: &'a Path,
+    src: &'a str,
+}
+
+type Checked<T> = Result<T, ScenarioError>;
+
+impl<'a> Checker<'a> {
+    /// A checker for `src`, read from `file`.
+    pub fn new(file: &'a Path, src: &'a str) -> Self {
+        Checker { file, src }
+    }
+
+    fn err<T>(&self, key: &KeyPath, message: impl Into<String>) -> Checked<T> {
+        Err(ScenarioError::at_key(self.file, self.src, key, message))
+    }
+
+    fn ensure(&self, ok: bool, key: &KeyPath, message: impl FnOnce() -> String) -> Checked<()> {
+        if ok { Ok(()) } else { self.err(key, message()) }
+    }
+
+    fn fraction(&self, v: f64, key: &KeyPath, what: &str, open_at_zero: bool) -> Checked<f64> {
+        let ok = v.is_finite() && v <= 1.0 && if open_at_zero { v > 0.0 } else { v >= 0.0 };
+        let range = if open_at_zero { "(0, 1]" } else { "[0, 1]" };
+        self.ensure(ok, key, || format!("{what} must be in {range}, got {v}"))?;
+        Ok(v)
+    }
+
+    /// Validates the whole file.
+    pub fn scenario(&self, f: ScenarioFile) -> Checked<Scenario> {
+        let name = self.name(f.name)?;
+        let duration = f.duration.0;
+        self.ensure(duration.0 > 0, &KeyPath::key("duration"), || {
+            "duration must be positive".into()
+        })?;
+        let metrics = self.metrics(&f.metrics, duration)?;
+        let outages = self.outages(&f.outages, duration)?;
+        if let Some(first) = outages.first() {
+            let key = KeyPath::key("metrics").join("baseline");
+            let fits = metrics.baseline <= SimDuration(first.start.0);
+            self.ensure(fits, &key, || {
+                format!(
+                    "the baseline window ({}) must fit before the first outage, which starts at {}; \
+                     shorten the baseline or start the outage later",
+                    metrics.baseline,
+                    SimDuration(first.start.0)
+                )
+            })?;
+        }
+        let world = WorldConfig {
+            duration,
+            load: self.load(&f.clients)?,
+            bad_fraction: match f.clients.bad_fraction {
+                Some(v) => self.fraction(
+                    v,
+                    &KeyPath::key("clients").join("bad_fraction"),
+                    "bad_fraction",
+                    false,
+                )?,
+                None => 0.0,
+            },
+            network: self.dist(&f.network.latency, &KeyPath::key("network").join("latency"))?,
+            server: self.server(&f.server)?,
+            outages,
+        };
+        let strategies = self.strategies(&f.retry, &f.strategies)?;
+        Ok(Scenario {
+            name,
+            description: f.description.unwrap_or_default(),
+            seed: f.seed.unwrap_or(1),
+            world,
+            metrics,
+            strategies,
+        })
+    }
+
+    fn name(&self, name: Option<String>) -> Checked<String> {
+        let name = match name {
+            Some(n) => n,
+            None => self
+                .file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let ok = !name.is_empty()
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        self.ensure(ok, &KeyPath::key("name"), || {
+            format!("name \"{name}\" names the results folder: use letters, digits, '-', '_' and '.' only")
+        })?;
+        Ok(name)
+    }
+
+    fn dist(&self, d: &DistFile, key: &KeyPath) -> Checked<Dist> {
+        let positive = |v: &DurationValue, field: &str| {
+            self.ensure(v.0.0 > 0, &key.join(field), || {
+                format!("{field} must be positive, got {}", v.0)
+            })
+        };
+        match d {
+            DistFile::Constant { value } => Ok(Dist::constant(value.0)),
+            DistFile::Exponential { mean } => {
+                positive(mean, "mean")?;
+                Ok(Dist::exponential(mean.0).expect("a positive mean is valid"))
+            }
+            DistFile::Lognormal { mean, sigma } => {
+                positive(mean, "mean")?;
+                let ok = (0.0..=10.0).contains(sigma);
+                self.ensure(ok, &key.join("sigma"), || {
+                    format!("sigma must be in [0, 10], got {sigma}")
+                })?;
+                Ok(Dist::lognormal(mean.0, *sigma).expect("checked parameters"))
+            }
+            DistFile::Normal { mean, sd } => {
+                Ok(Dist::abs_normal(mean.0, sd.0).expect("durations are finite"))
+            }
+            DistFile::Uniform { low, high } => {
+                let ok = low.0 <= high.0;
+                self.ensure(ok, &key.join("high"), || {
+                    format!("high ({}) must be at least low ({})", high.0, low.0)
+                })?;
+                Ok(Dist::uniform(low.0, high.0).expect("checked bounds"))
+            }
+        }
+    }
+
+    fn load(&self, c: &ClientsFile) -> Checked<Load> {
+        let key = KeyPath::key("clients");
+        let misplaced = |field: &str, model: &str| {
+            self.err(
+                &key.join(field),
+                format!(
+                    "`{field}` applies to {model}-loop load only (clients.model = \"{model}\")"
+                ),
+            )
+        };
+        match c.model {
+            LoadModel::Closed => {
+                if c.rate.is_some() {
+                    return misplaced("rate", "open");
+                }
+                let clients = c.count.unwrap_or(1000);
+                self.ensure(clients > 0, &key.join("count"), || {
+                    "count must be at least 1".into()
+                })?;
+                let Some(think) = &c.think else {
+                    return self.err(&key, "closed-loop load needs `think`, e.g. think = { dist = \"exponential\", mean = \"1s\" }");
+                };
+                Ok(Load::Closed {
+                    clients,
+                    think: self.dist(think, &key.join("think"))?,
+                })
+            }
+            LoadModel::Open => {
+                if c.count.is_some() {
+                    return misplaced("count", "closed");
+                }
+                if c.think.is_some() {
+                    return misplaced("think", "closed");
+                }
+                let Some(rate) = c.rate else {
+                    return self.err(&key, "open-loop load needs `rate`, logical requests per second, e.g. rate = 500.0");
+                };
+                let ok = rate.is_finite() && rate > 0.0;
+                self.ensure(ok, &key.join("rate"), || {
+                    format!("rate must be a positive number of requests per second, got {rate}")
+                })?;
+                Ok(Load::Open { rate_per_s: rate })
+            }
+        }
+    }
+
+    fn server(&self, s: &ServerFile) -> Checked<ServerConfig> {
+        let key = KeyPath::key("server");
+        self.ensure(s.workers > 0, &key.join("workers"), || {
+            "workers must be at least 1".into()
+        })?;
+        let service = self.dist(&s.service, &key.join("service"))?;
+        self.ensure(service.mean_nanos() > 0.0, &key.join("service"), || {
+            "the mean service time must be positive".into()
+        })?;
+        Ok(ServerConfig {
+            workers: s.workers,
+            queue_capacity: s.queue,
+            service,
+        })
+    }
+
+    fn outages(&self, list: &[OutageFile], duration: SimDuration) -> Checked<Vec<Outage>> {
+        let mut out: Vec<Outage> = Vec::with_capacity(list.len());
+        for (i, o) in list.iter().enumerate() {
+            let key = KeyPath::key("outage").at(i);
+            let (start, end) = (o.start.0, o.end.0);
+            self.ensure(end > start, &key.join("end"), || {
+                format!("end ({end}) must be after start ({start})")
+            })?;
+            self.ensure(end <= duration, &key.join("end"), || {
+                format!("end ({end}) is after the end of the run ({duration})")
+            })?;
+            if let Some(prev) = out.last() {
+                let ok = SimTime(start.0) >= prev.end;
+                self.ensure(ok, &key.join("start"), || {
+                    format!("outages must be in order and not overlap: this one starts at {start}, before the previous one ends ({})", SimDuration(prev.end.0))
+                })?;
+            }
+            if o.retry_after.is_some() && o.kind != OutageKindFile::Unavailable {
+                return self.err(
+                    &key.join("retry_after"),
+                    "retry_after applies to kind = \"503\" only",
+                );
+            }
+            if o.factor.is_some() && o.kind != OutageKindFile::Brownout {
+                return self.err(
+                    &key.join("factor"),
+                    "factor applies to kind = \"brownout\" only",
+                );
+            }
+            let kind = match o.kind {
+                OutageKindFile::Reset => OutageKind::Reset,
+                OutageKindFile::Blackhole => OutageKind::Blackhole,
+                OutageKindFile::Unavailable => {
+                    if let Some(ra) = o.retry_after {
+                        let whole = ra.0.0 % 1_000_000_000 == 0;
+                        self.ensure(whole, &key.join("retry_after"), || {
+                            format!("Retry-After carries whole seconds (RFC 9110 delay-seconds): got {}", ra.0)
+                        })?;
+                    }
+                    OutageKind::Unavailable {
+                        retry_after: o.retry_after.map(|d| d.0),
+                    }
+                }
+                OutageKindFile::Brownout => {
+                    let Some(f) = o.factor else {
+                        return self.err(&key, "a brownout needs `factor`, the remaining capacity in (0, 1], e.g. factor = 0.3");
+                    };
+                    OutageKind::Brownout {
+                        factor: self.fraction(f, &key.join("factor"), "factor", true)?,
+                    }
+                }
+            };
+            out.push(Outage {
+                kind,
+                start: SimTime(start.0),
+                end: SimTime(end.0),
+            });
+        }
+        Ok(out)
+    }
+
+    fn metrics(&self, m: &MetricsFile, duration: SimDuration) -> Checked<MetricsConfig> {
+        let d = MetricsConfig::default();
+        let key = KeyPath::key("metrics");
+        let bucket = m.bucket.map_or(d.bucket, |v| v.0);
+        self.ensure(bucket.0 > 0, &key.join("bucket"), || {
+            "bucket must be positive".into()
+        })?;
+        let fits = duration.0 % bucket.0 == 0;
+        self.ensure(fits, &key.join("bucket"), || {
+            format!("the run's duration ({duration}) must be a whole number of buckets ({bucket})")
+        })?;
+        let window = |v: Option<DurationValue>, default: SimDuration, field: &str| {
+            let w = v.map_or(default, |v| v.0);
+            let ok = w >= bucket && w.0 % bucket.0 == 0;
+            self.ensure(ok, &key.join(field), || {
+                format!("{field} ({w}) must be a positive whole number of buckets ({bucket})")
+            })?;
+            Ok(w)
+        };
+        let baseline = window(m.baseline, d.baseline, "baseline")?;
+        let smoothing = window(m.smoothing, d.smoothing, "smoothing")?;
+        let recovery_fraction = match m.recovery_fraction {
+            Some(v) => {
+                self.fraction(v, &key.join("recovery_fraction"), "recovery_fraction", true)?
+            }
+            None => d.recovery_fraction,
+        };
+        Ok(MetricsConfig {
+            bucket,
+            baseline,
+            smoothing,
+            recovery_fraction,
+        })
+    }
+
+    fn strategies(&self, defaults: &RetryFile, list: &[RetryFile]) -> Checked<Vec<Strategy>> {
+        self.ensure(
+            defaults.name.is_none(),
+            &KeyPath::key("retry").join("name"),
+            || "[retry] holds the defaults; names belong to each [[strategy]]".into(),
+        )?;
+        if list.is_empty() {
+            return Err(ScenarioError::file(
+                self.file,
+                "no strategy to run: add at least one [[strategy]] table with a `name`, e.g.\n[[strategy]]\nname = \"full-jitter\"\nbackoff = \"full-jitter\"",
+            ));
+        }
+        let mut out: Vec<Strategy> = Vec::with_capacity(list.len());
+        for (i, s) in list.iter().enumerate() {
+            let key = KeyPath::key("strategy").at(i);
+            let Some(name) = s.name.clone() else {
+                return self.err(&key, "every [[strategy]] needs a `name`");
+            };
+            let ok = !name.is_empty() && !name.contains(['"', ',', '\n']);
+            self.ensure(ok, &key.join("name"), || {
+                "a strategy name must be non-empty, without quotes, commas or newlines".into()
+            })?;
+            if out.iter().any(|o| o.name == name) {
+                return self.err(
+                    &key.join("name"),
+                    format!("two strategies are named \"{name}\"; names must be unique"),
+                );
+            }
+            out.push(self.strategy(
+                name,
+                &Layers {
+                    top: s,
+                    defaults,
+                    index: i,
+                },
+            )?);
+        }
+        Ok(out)
+    }
+
+    fn strategy(&self, name: String, l: &Layers) -> Checked<Strategy> {
+        let d = Backoff::default();
+        let p = RetryPolicy::default();
+        let dur =
+            |field: &str, get: fn(&RetryFile) -> Option<DurationValue>, default: SimDuration| {
+                l.get(field, get)
+                    .map_or((default, l.path(field)), |(v, k)| (v.0, k))
+            };
+        let kind = l
+            .get("backoff", |r| r.backoff)
+            .map_or(d.kind, |(b, _)| backoff_kind(b));
+        let (base, _) = dur("base", |r| r.base, d.base);
+        let (cap, cap_key) = dur("cap", |r| r.cap, d.cap);
+        self.ensure(cap >= base, &cap_key, || {
+            format!("cap ({cap}) must be at least base ({base})")
+        })?;
+        let (multiplier, mkey) = l
+            .get("multiplier", |r| r.multiplier)
+            .unwrap_or((d.multiplier, l.path("multiplier")));
+        let ok = multiplier.is_finite() && multiplier >= 1.0;
+        self.ensure(ok, &mkey, || {
+            format!("multiplier must be a number >= 1, got {multiplier}")
+        })?;
+        let (first_exponent, fkey) = l
+            .get("first_exponent", |r| r.first_exponent)
+            .unwrap_or((0, l.path("first_exponent")));
+        self.ensure(first_exponent <= 1, &fkey, || format!("first_exponent must be 0 (first retry waits base) or 1 (waits base * multiplier, the AWS convention), got {first_exponent}"))?;
+        let (timeout, tkey) = dur("timeout", |r| r.timeout, p.timeout);
+        self.ensure(timeout.0 > 0, &tkey, || "timeout must be positive".into())?;
+        let deadline = match l.get("deadline", |r| r.deadline) {
+            Some((DeadlineValue::After(v), k)) => {
+                self.ensure(v.0.0 > 0, &k, || {
+                    "deadline must be positive, or \"none\"".into()
+                })?;
+                Some(v.0)
+            }
+            Some((DeadlineValue::None, _)) | None => p.deadline,
+        };
+        let retry_on = match l.get("retry_on", |r| r.retry_on.clone()) {
+            Some((names, k)) => self.outcome_set(&names, &k)?,
+            None => p.retry_on,
+        };
+        Ok(Strategy {
+            name,
+            backoff: Backoff {
+                kind,
+                base,
+                cap,
+                multiplier,
+                first_exponent,
+            },
+            policy: RetryPolicy {
+                max_retries: l
+                    .get("max_retries", |r| r.max_retries)
+                    .map_or(p.max_retries, |(v, _)| v),
+                timeout,
+                deadline,
+                retry_on,
+                use_retry_after: l
+                    .get("use_retry_after", |r| r.use_retry_after)
+                    .map_or(p.use_retry_after, |(v, _)| v),
+                retry_after_max: dur("retry_after_max", |r| r.retry_after_max, p.retry_after_max).0,
+            },
+        })
+    }
+
+    fn outcome_set(&self, names: &[String], key: &KeyPath) -> Checked<OutcomeSet> {
+        let mut set = OutcomeSet::default();
+        for (i, n) in names.iter().enumerate() {
+            match Outcome::from_name(n).filter(|o| *o != Outcome::Ok) {
+                Some(o) => set.insert(o),
+                None => {
+                    let valid: Vec<&str> = Outcome::ALL[1..].iter().map(|o| o.name()).collect();
+                    return self.err(
+                        &key.at(i),
+                        format!("unknown outcome \"{n}\"; valid: {}", valid.join(", ")),
+                    );
+                }
+            }
+        }
+        Ok(set)
+    }
+}
+
+fn backoff_kind(b: BackoffFile) -> BackoffKind {
+    match b {
+        BackoffFile::None => BackoffKind::None,
+        BackoffFile::Constant => BackoffKind::Constant,
+        BackoffFile::Linear => BackoffKind::Linear,
+        BackoffFile::Exponential => BackoffKind::Exponential,
+        BackoffFile::FullJitter => BackoffKind::FullJitter,
+        BackoffFile::EqualJitter => BackoffKind::EqualJitter,
+        BackoffFile::DecorrelatedJitter => BackoffKind::DecorrelatedJitter,
+    }
+}
+
+/// A strategy's table over the `[retry]` defaults.
+struct Layers<'a> {
+    top: &'a RetryFile,
+    defaults: &'a RetryFile,
+    index: usize,
+}
+
+impl Layers<'_> {
+    /// The value of `field` and the path it came from: the strategy's own, else `[retry]`'s.
+    fn get<T>(&self, field: &str, get: impl Fn(&RetryFile) -> Option<T>) -> Option<(T, KeyPath)> {
+        if let Some(v) = get(self.top) {
+            return Some((v, KeyPath::key("strategy").at(self.index).join(field)));
+        }
+        get(self.defaults).map(|v| (v, KeyPath::key("retry").join(field)))
+    }
+
+    /// Where an error about a defaulted `field` should point: the strategy table.
+    fn path(&self, field: &str) -> KeyPath {
+        KeyPath::key("strategy").at(self.index).join(field)
+    }
+}
