@@ -6,8 +6,10 @@
 
 pub mod histogram;
 pub mod recorder;
+pub mod report;
 pub mod summary;
 
 pub use histogram::Histogram;
 pub use recorder::{Bucket, Recorder, Totals};
+pub use report::{Report, StrategyReport};
 pub use summary::{MetricsConfig, Summary, summarize};

@@ -96,8 +96,9 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
     }
 
-    /// First events: outages, and the load (closed-loop clients start spread over
-    /// one mean think time, so they do not begin in lockstep).
+    /// First events: outages, and the load. Each closed-loop client starts after
+    /// one think time, as if it had just finished a request: for exponential think
+    /// times (memoryless) that is already the steady state, with no start-up burst.
     fn schedule_start(&mut self) {
         for (i, o) in self.world.outages.iter().enumerate() {
             let aux = i as u32;
@@ -118,10 +119,8 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
         match &self.world.load {
             Load::Closed { clients, think } => {
-                let spread = think.mean_nanos().max(1.0);
                 for c in 0..*clients {
-                    let at =
-                        SimDuration::from_nanos_f64(self.rng.workload.random::<f64>() * spread);
+                    let at = think.sample(&mut self.rng.workload);
                     self.queue
                         .push(SimTime::ZERO + at, Event::new(Kind::Begin, c, 0));
                 }

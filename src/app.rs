@@ -1,0 +1,200 @@
+//! The application: load -> validate -> run strategies in parallel -> export -> plot.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+
+use crate::cli::{Cli, Command};
+use crate::export::csv_exporters;
+use crate::metrics::{Report, StrategyReport, summarize};
+use crate::model;
+use crate::output::write_atomic;
+use crate::plot;
+use crate::scenario::{self, Scenario};
+
+/// What `sim run` is asked to do, free of clap.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// Output folder; default `results/<name>`.
+    pub out: Option<PathBuf>,
+    /// Seed override.
+    pub seed: Option<u64>,
+    /// Skip the charts.
+    pub plots: bool,
+    /// Print nothing on success.
+    pub quiet: bool,
+}
+
+/// Runs the command line.
+pub fn main(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run {
+            scenario,
+            out,
+            seed,
+            no_plots,
+            quiet,
+        } => run(&RunOptions {
+            scenario,
+            out,
+            seed,
+            plots: !no_plots,
+            quiet,
+        }),
+        Command::Validate { scenario } => validate(&scenario),
+    }
+}
+
+/// `sim validate`.
+fn validate(path: &Path) -> Result<()> {
+    let s = scenario::load(path)?;
+    println!(
+        "{}: ok: scenario \"{}\", {} strategies, {} outages, {} simulated",
+        path.display(),
+        s.name,
+        s.strategies.len(),
+        s.world.outages.len(),
+        s.world.duration
+    );
+    Ok(())
+}
+
+/// Simulates every strategy of `s`, in parallel, results in file order.
+pub fn simulate(s: &Scenario) -> Report {
+    let capacity = s.world.server.capacity_per_s();
+    let outages: Vec<_> = s.world.outages.iter().map(|o| (o.start, o.end)).collect();
+    let runs = s
+        .strategies
+        .par_iter()
+        .map(|strategy| {
+            let r = model::run(&s.world, strategy, s.seed, s.metrics.bucket);
+            let summary = summarize(
+                &s.metrics,
+                &r.buckets,
+                &r.latency,
+                &r.totals,
+                r.in_flight_at_end,
+                &outages,
+                capacity,
+            );
+            StrategyReport {
+                name: strategy.name.clone(),
+                summary,
+                buckets: r.buckets,
+            }
+        })
+        .collect();
+    Report {
+        scenario: s.name.clone(),
+        seed: s.seed,
+        capacity_per_s: capacity,
+        outages,
+        metrics: s.metrics.clone(),
+        duration_s: s.world.duration.as_secs_f64(),
+        runs,
+    }
+}
+
+/// `sim run`.
+pub fn run(opts: &RunOptions) -> Result<()> {
+    let started = Instant::now();
+    let mut s = scenario::load(&opts.scenario)?;
+    if let Some(seed) = opts.seed {
+        s.seed = seed;
+    }
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&s.name));
+    // Fail on an unusable output folder before the long work.
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create the output folder {}", out.display()))?;
+
+    let simulated = Instant::now();
+    let report = simulate(&s);
+    let sim_wall = simulated.elapsed();
+
+    let mut written = Vec::new();
+    for exporter in csv_exporters() {
+        let bytes = exporter.serialize(&report)?;
+        written.push(write_atomic(&out, exporter.file_name(), &bytes)?);
+    }
+    if opts.plots {
+        let charts = plot::charts();
+        let images: Vec<_> = charts.par_iter().map(|c| (c.render)(&report)).collect();
+        for (chart, image) in charts.iter().zip(images) {
+            let bytes = image.with_context(|| format!("cannot draw {}", chart.file_name))?;
+            written.push(write_atomic(&out, chart.file_name, &bytes)?);
+        }
+    }
+    if !opts.quiet {
+        print_summary(opts, &s, &report, &written, sim_wall, started.elapsed());
+    }
+    Ok(())
+}
+
+fn print_summary(
+    opts: &RunOptions,
+    s: &Scenario,
+    report: &Report,
+    written: &[PathBuf],
+    sim_wall: std::time::Duration,
+    wall: std::time::Duration,
+) {
+    println!(
+        "scenario {} ({}), seed {}",
+        s.name,
+        opts.scenario.display(),
+        s.seed
+    );
+    if !s.description.is_empty() {
+        println!("  {}", s.description);
+    }
+    println!(
+        "capacity {:.0} req/s, {} simulated per strategy\n",
+        report.capacity_per_s, s.world.duration
+    );
+    let width = report
+        .runs
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    println!(
+        "{:width$}  {:>9} {:>8} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8}",
+        "strategy", "requests", "failed", "ampl", "peak/s", "peak/cap", "recovery", "p50", "p99"
+    );
+    let secs = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}s"));
+    for r in &report.runs {
+        let m = &r.summary;
+        println!(
+            "{:width$}  {:>9} {:>8} {:>6.3} {:>10.0} {:>8.2} {:>9} {:>8} {:>8}",
+            r.name,
+            m.logical_requests,
+            m.failed,
+            m.amplification,
+            m.peak_attempts_per_s,
+            m.peak_load_ratio,
+            m.recovery_time_s
+                .map_or("never".to_string(), |v| format!("{v:.1}s")),
+            secs(m.latency_p50_s),
+            secs(m.latency_p99_s),
+        );
+    }
+    let events: u64 = report.runs.iter().map(|r| r.summary.totals.events).sum();
+    println!(
+        "\n{events} events simulated in {:.3} s ({:.1} million events/s over {} threads); total wall time {:.3} s",
+        sim_wall.as_secs_f64(),
+        events as f64 / sim_wall.as_secs_f64().max(1e-9) / 1e6,
+        rayon::current_num_threads(),
+        wall.as_secs_f64()
+    );
+    for path in written {
+        println!("wrote {}", path.display());
+    }
+}

@@ -1,0 +1,52 @@
+//! Turning a [`Report`] into the bytes of each output file. Where the bytes go is
+//! the caller's business (see `app`), so every format is testable in memory.
+//!
+//! Numbers are written with a fixed number of decimals per column, so files are
+//! byte-identical for a seed and diff cleanly between versions.
+
+pub mod summary_csv;
+pub mod timeseries_csv;
+
+use crate::metrics::Report;
+
+/// Errors while serialising (in practice only a CSV writer failure).
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The CSV writer failed.
+    #[error("cannot write CSV: {0}")]
+    Csv(#[from] csv::Error),
+    /// The in-memory buffer could not be taken back from the writer.
+    #[error("cannot finish CSV: {0}")]
+    Flush(String),
+}
+
+/// An output format: a file name and a way to serialise a report into it.
+pub trait Exporter {
+    /// The file name inside the results folder.
+    fn file_name(&self) -> &'static str;
+    /// The file's bytes.
+    fn serialize(&self, report: &Report) -> Result<Vec<u8>, ExportError>;
+}
+
+/// Every CSV exporter, in the order they are written.
+pub fn csv_exporters() -> Vec<Box<dyn Exporter>> {
+    vec![
+        Box::new(summary_csv::SummaryCsv),
+        Box::new(timeseries_csv::TimeseriesCsv),
+    ]
+}
+
+/// Writes `rows` (header first) to CSV bytes.
+fn to_csv(rows: impl IntoIterator<Item = Vec<String>>) -> Result<Vec<u8>, ExportError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.write_record(&row)?;
+    }
+    w.into_inner()
+        .map_err(|e| ExportError::Flush(e.to_string()))
+}
+
+/// `v` with `decimals` decimals; an empty cell for `None`.
+fn fixed(v: Option<f64>, decimals: usize) -> String {
+    v.map_or(String::new(), |v| format!("{v:.decimals$}"))
+}

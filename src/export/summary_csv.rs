@@ -1,0 +1,81 @@
+//! `summary.csv`: one row per strategy.
+
+use super::{ExportError, Exporter, fixed, to_csv};
+use crate::metrics::Report;
+use crate::retry::Outcome;
+
+/// The columns, in order. The first thirteen are a contract (README.md).
+pub const COLUMNS: [&str; 23] = [
+    "strategy",
+    "logical_requests",
+    "succeeded",
+    "failed",
+    "attempts",
+    "retries",
+    "amplification",
+    "peak_attempts_per_s",
+    "peak_load_ratio",
+    "recovery_time_s",
+    "latency_p50_s",
+    "latency_p99_s",
+    "wasted_work_fraction",
+    "in_flight_at_end",
+    "failed_not_retryable",
+    "failed_retries_exhausted",
+    "failed_deadline",
+    "timeouts",
+    "error_responses",
+    "baseline_goodput_per_s",
+    "capacity_per_s",
+    "events",
+    "seed",
+];
+
+/// Writes `summary.csv`.
+pub struct SummaryCsv;
+
+impl Exporter for SummaryCsv {
+    fn file_name(&self) -> &'static str {
+        "summary.csv"
+    }
+
+    fn serialize(&self, report: &Report) -> Result<Vec<u8>, ExportError> {
+        let header = COLUMNS.iter().map(|c| c.to_string()).collect();
+        let rows = report.runs.iter().map(|r| {
+            let s = &r.summary;
+            let t = &s.totals;
+            let timeouts = t.outcomes[Outcome::Timeout as usize];
+            let errors: u64 = Outcome::ALL
+                .iter()
+                .filter(|o| o.is_error_response())
+                .map(|&o| t.outcomes[o as usize])
+                .sum();
+            vec![
+                r.name.clone(),
+                s.logical_requests.to_string(),
+                s.succeeded.to_string(),
+                s.failed.to_string(),
+                s.attempts.to_string(),
+                s.retries.to_string(),
+                fixed(Some(s.amplification), 4),
+                fixed(Some(s.peak_attempts_per_s), 1),
+                fixed(Some(s.peak_load_ratio), 3),
+                fixed(s.recovery_time_s, 1),
+                fixed(s.latency_p50_s, 6),
+                fixed(s.latency_p99_s, 6),
+                fixed(Some(s.wasted_work_fraction), 6),
+                s.in_flight_at_end.to_string(),
+                t.failed_not_retryable.to_string(),
+                t.failed_exhausted.to_string(),
+                t.failed_deadline.to_string(),
+                timeouts.to_string(),
+                errors.to_string(),
+                fixed(s.baseline_goodput_per_s, 1),
+                fixed(Some(report.capacity_per_s), 1),
+                t.events.to_string(),
+                report.seed.to_string(),
+            ]
+        });
+        to_csv(std::iter::once(header).chain(rows))
+    }
+}

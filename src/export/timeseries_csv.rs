@@ -1,0 +1,50 @@
+//! `timeseries.csv`: long format, one row per (strategy, time bucket).
+
+use super::{ExportError, Exporter, fixed, to_csv};
+use crate::metrics::Report;
+
+/// The columns, in order. The first nine are a contract (README.md).
+pub const COLUMNS: [&str; 10] = [
+    "strategy",
+    "t_s",
+    "attempts_per_s",
+    "retries_per_s",
+    "goodput_per_s",
+    "errors_per_s",
+    "timeouts_per_s",
+    "queue_len",
+    "in_flight",
+    "busy_workers",
+];
+
+/// Writes `timeseries.csv`.
+pub struct TimeseriesCsv;
+
+impl Exporter for TimeseriesCsv {
+    fn file_name(&self) -> &'static str {
+        "timeseries.csv"
+    }
+
+    fn serialize(&self, report: &Report) -> Result<Vec<u8>, ExportError> {
+        let width = report.metrics.bucket.as_secs_f64();
+        let rate = |n: u64| fixed(Some(n as f64 / width), 1);
+        let header = COLUMNS.iter().map(|c| c.to_string()).collect();
+        let rows = report.runs.iter().flat_map(|r| {
+            r.buckets.iter().enumerate().map(move |(i, b)| {
+                vec![
+                    r.name.clone(),
+                    fixed(Some(i as f64 * width), 3),
+                    rate(b.attempts),
+                    rate(b.retries),
+                    rate(b.successes),
+                    rate(b.errors),
+                    rate(b.timeouts),
+                    fixed(Some(b.queue_len), 3),
+                    fixed(Some(b.in_flight), 3),
+                    fixed(Some(b.busy), 3),
+                ]
+            })
+        });
+        to_csv(std::iter::once(header).chain(rows))
+    }
+}

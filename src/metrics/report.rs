@@ -1,0 +1,34 @@
+//! The measured results of one scenario: what the exporters and charts read.
+
+use crate::engine::SimTime;
+use crate::metrics::{Bucket, MetricsConfig, Summary};
+
+/// One strategy's results.
+#[derive(Clone, Debug)]
+pub struct StrategyReport {
+    /// Strategy name.
+    pub name: String,
+    /// Summary figures.
+    pub summary: Summary,
+    /// The time series.
+    pub buckets: Vec<Bucket>,
+}
+
+/// A scenario's results, strategies in file order.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Scenario name.
+    pub scenario: String,
+    /// Seed used.
+    pub seed: u64,
+    /// Server capacity at full speed, completions per second.
+    pub capacity_per_s: f64,
+    /// Outage windows `[start, end)`.
+    pub outages: Vec<(SimTime, SimTime)>,
+    /// Measurement settings (bucket width, recovery rule).
+    pub metrics: MetricsConfig,
+    /// Simulated length of each run, seconds.
+    pub duration_s: f64,
+    /// One entry per strategy.
+    pub runs: Vec<StrategyReport>,
+}

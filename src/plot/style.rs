@@ -1,0 +1,43 @@
+//! Colours, sizes and fonts of every chart, in one place.
+
+use plotters::style::RGBColor;
+
+/// Font family name under which the embedded font is registered.
+pub const FONT: &str = "sans-serif";
+/// Chart width, pixels.
+pub const WIDTH: u32 = 1200;
+/// Height of a single-panel chart, pixels.
+pub const HEIGHT: u32 = 700;
+/// Height of one panel of a small-multiples chart, pixels.
+pub const PANEL_HEIGHT: u32 = 230;
+/// Title font size.
+pub const TITLE_SIZE: u32 = 26;
+/// Axis label font size.
+pub const LABEL_SIZE: u32 = 18;
+/// Tick label font size.
+pub const TICK_SIZE: u32 = 15;
+
+/// The Okabe-Ito palette (Okabe and Ito, "Color Universal Design", 2008), which
+/// stays distinguishable under the common colour-vision deficiencies. Black is
+/// kept for reference lines.
+pub const PALETTE: [RGBColor; 7] = [
+    RGBColor(0xE6, 0x9F, 0x00), // orange
+    RGBColor(0x56, 0xB4, 0xE9), // sky blue
+    RGBColor(0x00, 0x9E, 0x73), // bluish green
+    RGBColor(0xD5, 0x5E, 0x00), // vermillion
+    RGBColor(0x00, 0x72, 0xB2), // blue
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
+    RGBColor(0xF0, 0xE4, 0x42), // yellow
+];
+
+/// Reference lines (capacity, baseline).
+pub const REFERENCE: RGBColor = RGBColor(0, 0, 0);
+/// Secondary lines (retries under attempts).
+pub const REFERENCE_GREY: RGBColor = RGBColor(0x66, 0x66, 0x66);
+/// Shading of outage windows.
+pub const OUTAGE_SHADE: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
+
+/// The colour of series `i`.
+pub fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
