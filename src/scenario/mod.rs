@@ -48,8 +48,21 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// Validates scenario text `src`; `path` is only used in messages and for the
 /// default name.
 pub fn parse(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    // Syntax first: a syntax error has a position but no key to blame.
+    if let Err(e) = toml::de::DeTable::parse(src) {
+        let mut err =
+            ScenarioError::at_offset(path, src, e.span().map(|s| s.start), e.message().trim_end());
+        err.key = None;
+        return Err(err);
+    }
     let file: schema::ScenarioFile = toml::from_str(src).map_err(|e| {
-        ScenarioError::at_offset(path, src, e.span().map(|s| s.start), e.message().trim_end())
+        // An error about the whole document (a missing top-level table) comes
+        // with an empty span or one over everything: no useful position.
+        let offset = e
+            .span()
+            .filter(|s| !(s.start == 0 && (s.end == 0 || s.end >= src.len())))
+            .map(|s| s.start);
+        ScenarioError::at_offset(path, src, offset, e.message().trim_end())
     })?;
     validate::Checker::new(path, src).scenario(file)
 }

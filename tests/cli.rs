@@ -1,0 +1,214 @@
+//! The real binary, driven as a user would: outputs, errors and exit codes.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+fn sim() -> Command {
+    Command::cargo_bin("sim").expect("the sim binary is built")
+}
+
+/// Runs `sim run FILE --out DIR extra...`, with `threads` rayon threads.
+fn run_into(file: &str, out: &Path, threads: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+    sim()
+        .env("RAYON_NUM_THREADS", threads)
+        .args(["run", file, "--out"])
+        .arg(out)
+        .args(extra)
+        .assert()
+}
+
+fn header(path: &Path) -> String {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn run_writes_the_contract_files() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("small");
+    let assert = run_into("tests/fixtures/small.toml", &out, "2", &[]).success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.contains("seed 3"),
+        "stdout names the seed:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("tests/fixtures/small.toml"),
+        "stdout names the scenario:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("events/s"),
+        "stdout reports the speed:\n{stdout}"
+    );
+    for f in [
+        "summary.csv",
+        "timeseries.csv",
+        "load.png",
+        "goodput.png",
+        "queue.png",
+        "recovery.png",
+    ] {
+        assert!(out.join(f).is_file(), "{f} is missing");
+    }
+    assert!(header(&out.join("summary.csv")).starts_with(
+        "strategy,logical_requests,succeeded,failed,attempts,retries,amplification,peak_attempts_per_s,\
+         peak_load_ratio,recovery_time_s,latency_p50_s,latency_p99_s,wasted_work_fraction"
+    ));
+    assert!(header(&out.join("timeseries.csv")).starts_with(
+        "strategy,t_s,attempts_per_s,retries_per_s,goodput_per_s,errors_per_s,timeouts_per_s,queue_len,in_flight"
+    ));
+    let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(
+        summary.lines().count(),
+        3,
+        "a header and one row per strategy"
+    );
+    // 10 s in 100 ms buckets, two strategies.
+    let series = fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    assert_eq!(series.lines().count(), 1 + 2 * 100);
+    let png = fs::read(out.join("load.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let leftovers: Vec<_> = fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.starts_with('.').then_some(name)
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn output_is_byte_identical_across_thread_counts() {
+    let dir = TempDir::new().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    run_into("tests/fixtures/small.toml", &one, "1", &[]).success();
+    run_into("tests/fixtures/small.toml", &two, "2", &[]).success();
+    for f in [
+        "summary.csv",
+        "timeseries.csv",
+        "load.png",
+        "goodput.png",
+        "queue.png",
+        "recovery.png",
+    ] {
+        assert!(
+            fs::read(one.join(f)).unwrap() == fs::read(two.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+}
+
+#[test]
+fn seed_changes_the_results() {
+    let dir = TempDir::new().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    run_into("tests/fixtures/small.toml", &a, "2", &["--no-plots"]).success();
+    run_into(
+        "tests/fixtures/small.toml",
+        &b,
+        "2",
+        &["--no-plots", "--seed", "4"],
+    )
+    .success();
+    assert_ne!(
+        fs::read(a.join("timeseries.csv")).unwrap(),
+        fs::read(b.join("timeseries.csv")).unwrap()
+    );
+    assert!(!a.join("load.png").exists(), "--no-plots writes no chart");
+}
+
+#[test]
+fn validate_accepts_every_shipped_scenario() {
+    for entry in fs::read_dir("scenarios").unwrap() {
+        let path = entry.unwrap().path();
+        sim().arg("validate").arg(&path).assert().success();
+    }
+}
+
+/// Runs a bad fixture through `validate` and `run`: exit 2, nothing written, and
+/// the message (snapshotted) names the file, the line and the key.
+fn bad(name: &str) -> String {
+    let file = format!("tests/fixtures/bad/{name}.toml");
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("out");
+    let run = sim()
+        .args(["run", &file, "--out"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert!(!out.exists(), "{name}: bad input must write nothing");
+    let validate = sim().args(["validate", &file]).assert().code(2);
+    let run_err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    let validate_err = String::from_utf8(validate.get_output().stderr.clone()).unwrap();
+    assert_eq!(run_err, validate_err);
+    assert!(
+        run_err.starts_with(&format!("error: {file}")),
+        "{name}: the message names the file:\n{run_err}"
+    );
+    run_err
+}
+
+macro_rules! bad_input {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), bad(stringify!($name)));
+        }
+    )*};
+}
+
+bad_input!(
+    cap_below_base,
+    wrong_type,
+    unknown_key,
+    no_unit,
+    unknown_backoff,
+    end_before_start,
+    zero_workers,
+    negative_rate,
+    unknown_outcome,
+    duplicate_strategy,
+    syntax,
+    missing_table,
+);
+
+#[test]
+fn missing_file_is_bad_input() {
+    let out = sim()
+        .args(["run", "scenarios/no-such-file.toml"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("scenarios/no-such-file.toml") && err.contains("cannot read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unwritable_output_is_a_failure_not_bad_input() {
+    let dir = TempDir::new().unwrap();
+    let blocker = dir.path().join("file");
+    fs::write(&blocker, "not a folder").unwrap();
+    let out = sim()
+        .args(["run", "tests/fixtures/small.toml", "--out"])
+        .arg(blocker.join("sub"))
+        .assert()
+        .code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("cannot create the output folder"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    sim().arg("frobnicate").assert().code(2);
+    sim().args(["run"]).assert().code(2);
+}

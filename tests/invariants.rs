@@ -1,0 +1,163 @@
+//! Invariants that must hold for every strategy of every shipped scenario and of
+//! a fixture that switches on every mechanism. They are checked by an observer
+//! that keeps its own books, independent of the engine's counters.
+
+use std::path::Path;
+
+use retry_storm::engine::SimTime;
+use retry_storm::model::{Observer, run_observed};
+use retry_storm::retry::{GiveUp, Outcome};
+use retry_storm::scenario;
+
+#[derive(Default)]
+struct Books {
+    /// Per slot: whether a logical request is in progress, and the last outcome.
+    active: Vec<bool>,
+    last_outcome: Vec<Option<Outcome>>,
+    first_attempts: u64,
+    retries: u64,
+    succeeded: u64,
+    failed: u64,
+    violations: Vec<String>,
+    retry_on_400: bool,
+}
+
+impl Books {
+    fn grow(&mut self, slot: u32) -> usize {
+        let i = slot as usize;
+        if self.active.len() <= i {
+            self.active.resize(i + 1, false);
+            self.last_outcome.resize(i + 1, None);
+        }
+        i
+    }
+
+    fn violation(&mut self, what: String) {
+        if self.violations.len() < 10 {
+            self.violations.push(what);
+        }
+    }
+}
+
+impl Observer for Books {
+    fn attempt_sent(&mut self, now: SimTime, slot: u32, retry: u32, deadline_at: SimTime) {
+        let i = self.grow(slot);
+        if retry == 0 {
+            if self.active[i] {
+                self.violation(format!(
+                    "slot {slot} started a request at {now} before the last one ended"
+                ));
+            }
+            self.active[i] = true;
+            self.first_attempts += 1;
+        } else {
+            if !self.active[i] {
+                self.violation(format!(
+                    "slot {slot} retried at {now} with no request in progress"
+                ));
+            }
+            if self.last_outcome[i] == Some(Outcome::Status400) && !self.retry_on_400 {
+                self.violation(format!("slot {slot} retried a 400 at {now}"));
+            }
+            self.retries += 1;
+        }
+        if now >= deadline_at {
+            self.violation(format!(
+                "slot {slot} sent an attempt at {now}, at or after its deadline {deadline_at}"
+            ));
+        }
+        self.last_outcome[i] = None;
+    }
+
+    fn attempt_ended(&mut self, _now: SimTime, slot: u32, outcome: Outcome) {
+        let i = self.grow(slot);
+        self.last_outcome[i] = Some(outcome);
+    }
+
+    fn request_ended(&mut self, now: SimTime, slot: u32, failure: Option<GiveUp>) {
+        let i = self.grow(slot);
+        if !self.active[i] {
+            self.violation(format!("slot {slot} ended a request twice (at {now})"));
+        }
+        self.active[i] = false;
+        match failure {
+            None => self.succeeded += 1,
+            Some(_) => self.failed += 1,
+        }
+    }
+}
+
+fn check(path: &str) {
+    let s = scenario::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+    for strategy in &s.strategies {
+        let mut books = Books {
+            retry_on_400: strategy.policy.retry_on.contains(Outcome::Status400),
+            ..Books::default()
+        };
+        let r = run_observed(&s.world, strategy, s.seed, s.metrics.bucket, &mut books);
+        let t = &r.totals;
+        let who = format!("{path} / {}", strategy.name);
+        assert!(
+            books.violations.is_empty(),
+            "{who}: {:#?}",
+            books.violations
+        );
+        assert!(t.started > 0, "{who}: nothing ran");
+        // Each logical request ends exactly once or is still in flight.
+        assert_eq!(
+            t.succeeded + t.failed() + r.in_flight_at_end,
+            t.started,
+            "{who}: requests unaccounted for"
+        );
+        assert_eq!(
+            books.active.iter().filter(|a| **a).count() as u64,
+            r.in_flight_at_end,
+            "{who}: in flight"
+        );
+        // The engine's counters agree with the observer's books.
+        assert_eq!(
+            (books.succeeded, books.failed),
+            (t.succeeded, t.failed()),
+            "{who}"
+        );
+        assert_eq!(
+            books.first_attempts, t.started,
+            "{who}: one first attempt per request"
+        );
+        assert_eq!(books.retries, t.retries, "{who}: retries");
+        assert_eq!(
+            t.attempts,
+            t.started + t.retries,
+            "{who}: attempts = first attempts + retries"
+        );
+        // Every attempt that was answered or timed out was counted once.
+        let ended: u64 = t.outcomes.iter().sum();
+        assert!(ended <= t.attempts, "{who}: more outcomes than attempts");
+        assert!(t.wasted_ns <= t.busy_ns, "{who}: wasted more than worked");
+        let max_retries = u64::from(strategy.policy.max_retries);
+        assert!(
+            t.retries <= t.started * max_retries,
+            "{who}: more retries than allowed"
+        );
+    }
+}
+
+#[test]
+fn outage_scenario() {
+    check("scenarios/outage.toml");
+}
+
+#[test]
+fn unavailable_scenario() {
+    check("scenarios/unavailable.toml");
+}
+
+#[test]
+fn blackhole_scenario() {
+    check("scenarios/blackhole.toml");
+}
+
+#[test]
+fn every_mechanism_at_once() {
+    check("tests/fixtures/everything.toml");
+}
