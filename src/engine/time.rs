@@ -48,8 +48,9 @@ impl SimDuration {
     /// A duration from floating-point nanoseconds, rounded to the nearest
     /// nanosecond; negative and NaN inputs give zero, huge ones saturate.
     pub fn from_nanos_f64(ns: f64) -> SimDuration {
-        // `as` saturates and maps NaN to 0, which is the behaviour we want.
-        SimDuration(ns.round() as u64)
+        // `as` saturates and maps NaN to 0, which is the behaviour we want. Adding
+        // 0.5 and truncating rounds non-negative values without a libm call.
+        SimDuration((ns + 0.5) as u64)
     }
 
     /// The duration in seconds, for output.

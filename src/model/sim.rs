@@ -84,7 +84,15 @@ impl<'a, O: Observer> Sim<'a, O> {
         Sim {
             world,
             strategy,
-            queue: EventQueue::new(),
+            // Hops and services are the frequent short events; a few of their
+            // means is a horizon that keeps think times and backoffs out of
+            // the busy lane (see engine::queue).
+            queue: EventQueue::with_horizon(SimDuration::from_nanos_f64(
+                4.0 * world
+                    .network
+                    .mean_nanos()
+                    .max(world.server.service.mean_nanos()),
+            )),
             rng: RngStreams::new(seed),
             slots: Slots::new(clients),
             server: Server::new(&world.server),
