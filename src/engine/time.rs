@@ -11,6 +11,13 @@ pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 pub struct SimTime(pub u64);
 
 /// A span of simulated time, in nanoseconds.
+///
+/// ```
+/// use retry_storm::engine::{SimDuration, SimTime};
+/// let t = SimTime::ZERO + SimDuration::from_millis(1500);
+/// assert_eq!(t.as_secs_f64(), 1.5);
+/// assert_eq!(SimDuration::from_millis(1500).to_string(), "1.5s");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimDuration(pub u64);
 

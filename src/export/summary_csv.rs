@@ -5,7 +5,7 @@ use crate::metrics::Report;
 use crate::retry::Outcome;
 
 /// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 23] = [
+pub const COLUMNS: [&str; 24] = [
     "strategy",
     "logical_requests",
     "succeeded",
@@ -29,6 +29,7 @@ pub const COLUMNS: [&str; 23] = [
     "capacity_per_s",
     "events",
     "seed",
+    "latency_mean_s",
 ];
 
 /// Writes `summary.csv`.
@@ -74,6 +75,7 @@ impl Exporter for SummaryCsv {
                 fixed(Some(report.capacity_per_s), 1),
                 t.events.to_string(),
                 report.seed.to_string(),
+                fixed(s.latency_mean_s, 6),
             ]
         });
         to_csv(std::iter::once(header).chain(rows))

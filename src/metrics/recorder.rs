@@ -54,6 +54,9 @@ pub struct Totals {
     pub wasted_ns: u64,
     /// Events processed.
     pub events: u64,
+    /// Sum of the end-to-end latencies of successful logical requests, ns (exact,
+    /// for the mean; the histogram gives quantiles).
+    pub latency_sum_ns: u128,
 }
 
 impl Totals {
@@ -195,6 +198,7 @@ impl Recorder {
     #[inline]
     pub fn success(&mut self, latency: SimDuration) {
         self.totals.succeeded += 1;
+        self.totals.latency_sum_ns += u128::from(latency.0);
         self.bucket().successes += 1;
         self.latency.record(latency);
     }

@@ -59,6 +59,8 @@ pub struct Summary {
     pub latency_p50_s: Option<f64>,
     /// 99th percentile of the same, s.
     pub latency_p99_s: Option<f64>,
+    /// Mean of the same, s (exact).
+    pub latency_mean_s: Option<f64>,
     /// Share of the server's busy time spent on answers nobody waited for.
     pub wasted_work_fraction: f64,
     /// Pre-outage goodput level, successes per second.
@@ -107,6 +109,8 @@ pub fn summarize(
         recovery_time_s: recovery,
         latency_p50_s: latency.quantile(0.5).map(SimDuration::as_secs_f64),
         latency_p99_s: latency.quantile(0.99).map(SimDuration::as_secs_f64),
+        latency_mean_s: (totals.succeeded > 0)
+            .then(|| totals.latency_sum_ns as f64 / totals.succeeded as f64 / 1e9),
         wasted_work_fraction: ratio(totals.wasted_ns, totals.busy_ns),
         baseline_goodput_per_s: baseline,
         totals: *totals,

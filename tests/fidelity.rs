@@ -1,0 +1,174 @@
+//! The engine against results known without it: operational laws, the Poisson
+//! arrival count, and exact latencies in a deterministic world. Fixed seeds;
+//! each tolerance is derived in its test from the run length.
+
+use std::path::Path;
+
+use retry_storm::app::simulate;
+use retry_storm::metrics::Summary;
+use retry_storm::scenario;
+
+fn run(src: &str) -> Vec<Summary> {
+    let s = scenario::parse(src, Path::new("inline.toml")).unwrap_or_else(|e| panic!("{e}"));
+    simulate(&s).runs.into_iter().map(|r| r.summary).collect()
+}
+
+const STRATEGY: &str = "[[strategy]]\nname = \"exponential\"\nbackoff = \"exponential\"\n";
+
+#[test]
+fn deterministic_world_has_exact_latencies() {
+    // Constant hops of 5 ms and service of 10 ms, far more workers than clients:
+    // every request takes exactly 5 + 10 + 5 = 20 ms.
+    let src = format!(
+        r#"
+duration = "20s"
+[clients]
+model = "closed"
+count = 50
+think = {{ dist = "constant", value = "80ms" }}
+[network]
+latency = {{ dist = "constant", value = "5ms" }}
+[server]
+workers = 100
+queue = 0
+service = {{ dist = "constant", value = "10ms" }}
+{STRATEGY}"#
+    );
+    let s = &run(&src)[0];
+    assert_eq!(s.latency_mean_s, Some(0.020));
+    let p50 = s.latency_p50_s.unwrap();
+    assert!(
+        (p50 - 0.020).abs() <= 0.020 / 256.0,
+        "p50 {p50} outside the histogram's stated error"
+    );
+    assert_eq!((s.failed, s.retries), (0, 0));
+    // Each client cycles every 100 ms for 20 s, after a first think of 80 ms.
+    assert!(
+        (s.succeeded as i64 - 50 * 200).abs() <= 50,
+        "{} successes",
+        s.succeeded
+    );
+}
+
+#[test]
+fn closed_loop_obeys_the_response_time_law() {
+    // Interactive response time law: throughput X = N / (Z + R) for N clients,
+    // mean think time Z and mean response time R. It holds exactly for the
+    // realised think times; against the nominal Z = 1 s the error is the sample
+    // mean's, 1/sqrt(completions) ~ 0.7% for ~20 000 completions, plus edge
+    // effects of at most N partial cycles (0.5%). 3% is over three times both.
+    let src = format!(
+        r#"
+duration = "200s"
+seed = 9
+[clients]
+model = "closed"
+count = 100
+think = {{ dist = "exponential", mean = "1s" }}
+[network]
+latency = {{ dist = "lognormal", mean = "5ms", sigma = 0.5 }}
+[server]
+workers = 2
+queue = 100
+service = {{ dist = "exponential", mean = "10ms" }}
+{STRATEGY}"#
+    );
+    let s = &run(&src)[0];
+    let x = s.succeeded as f64 / 200.0;
+    let r = s.latency_mean_s.unwrap();
+    let predicted = 100.0 / (1.0 + r);
+    assert!(
+        (x / predicted - 1.0).abs() < 0.03,
+        "throughput {x}/s, law predicts {predicted}/s (R = {r} s)"
+    );
+    // R is two 5 ms hops, a 10 ms service and the wait for a worker. With 100
+    // sources the arrivals are nearly Poisson, so the wait is close to M/M/2's
+    // Erlang C value, Wq = C(2, a) / (2 mu - lambda) with a = lambda / mu (about
+    // 3 ms here). A finite population waits a little less; 25% covers that and
+    // the sampling error of the mean wait (~1% over 20 000 requests).
+    let (lambda, mu) = (x, 100.0);
+    let a = lambda / mu;
+    let rho = a / 2.0;
+    let tail = a * a / (2.0 * (1.0 - rho));
+    let erlang_c = tail / (1.0 + a + tail);
+    let wq = erlang_c / (2.0 * mu - lambda);
+    let wait = r - 0.020;
+    assert!(
+        (wait / wq - 1.0).abs() < 0.25,
+        "mean wait {wait} s, M/M/2 predicts {wq} s"
+    );
+}
+
+#[test]
+fn open_loop_arrivals_are_poisson_at_the_given_rate() {
+    // 500/s for 100 s: the count is Poisson with mean 50 000 and standard
+    // deviation sqrt(50 000) = 224; four standard deviations is 894.
+    let src = format!(
+        r#"
+duration = "100s"
+seed = 4
+[clients]
+model = "open"
+rate = 500.0
+[network]
+latency = {{ dist = "constant", value = "1ms" }}
+[server]
+workers = 20
+queue = 100
+service = {{ dist = "exponential", mean = "10ms" }}
+{STRATEGY}"#
+    );
+    let s = &run(&src)[0];
+    assert!(
+        (s.logical_requests as f64 - 50_000.0).abs() < 894.0,
+        "{} arrivals",
+        s.logical_requests
+    );
+}
+
+#[test]
+fn a_refused_storm_without_backoff_exhausts_its_retries_within_a_round_trip_each() {
+    // During a reset outage every attempt is refused one round trip (2 ms here)
+    // after it is sent, so with no backoff a request that starts in the outage
+    // makes its 1 + 5 attempts in 12 ms and fails; nothing else can fail.
+    let src = r#"
+duration = "20s"
+[clients]
+model = "closed"
+count = 100
+think = { dist = "constant", value = "100ms" }
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+workers = 50
+queue = 0
+service = { dist = "constant", value = "1ms" }
+[[outage]]
+kind = "reset"
+start = "10s"
+end = "12s"
+[metrics]
+baseline = "5s"
+[[strategy]]
+name = "none"
+backoff = "none"
+"#;
+    let s = &run(src)[0];
+    assert!(s.failed > 0);
+    assert_eq!(s.failed, s.totals.failed_exhausted);
+    // Every failed request made exactly 6 attempts; the rest needed 1, except
+    // those that straddled an edge of the window.
+    let extra_attempts = s.attempts - s.logical_requests;
+    assert!(
+        extra_attempts >= 5 * s.failed && extra_attempts <= 5 * s.failed + 5 * 200,
+        "{extra_attempts}"
+    );
+    // The storm: 100 clients each sending an attempt every 2 ms for 12 ms of
+    // every 112 ms is 100 * 6 / 0.112 = 5357 attempts/s on average over the window.
+    assert!(
+        s.peak_attempts_per_s > 4000.0,
+        "peak {}",
+        s.peak_attempts_per_s
+    );
+    assert_eq!(s.recovery_time_s, Some(0.0));
+}
