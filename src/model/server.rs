@@ -84,7 +84,8 @@ impl Server {
             queue_capacity: cfg.queue_capacity as usize,
             running: vec![None; cfg.workers as usize],
             free: (0..cfg.workers).rev().collect(),
-            queue: VecDeque::with_capacity(cfg.queue_capacity as usize),
+            // Grown on demand: a huge configured limit must not allocate up front.
+            queue: VecDeque::new(),
             epoch: 0,
             outage: None,
             speed: 1.0,

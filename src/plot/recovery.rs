@@ -41,6 +41,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             .disable_x_mesh()
             .light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
             .y_desc("seconds after the outage ended")
+            .y_label_formatter(&|v| timechart::tick(*v))
             .x_desc("strategy")
             .x_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => names

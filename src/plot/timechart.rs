@@ -48,6 +48,17 @@ pub fn series(report: &Report, v: impl Iterator<Item = f64>) -> Vec<(f64, f64)> 
     v.enumerate().map(|(i, y)| (i as f64 * w, y)).collect()
 }
 
+/// A tick label without needless decimals: "6000", "20", "2.5", "0.25".
+pub fn tick(v: f64) -> String {
+    if v == v.round() || v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// A y-axis top with some room above `max`.
 pub fn headroom(max: f64) -> f64 {
     if max > 0.0 { max * 1.08 } else { 1.0 }
@@ -73,6 +84,8 @@ pub fn draw(
     let mut mesh = chart.configure_mesh();
     mesh.light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
         .y_desc(panel.y_label)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .label_style((FONT, TICK_SIZE))
         .axis_desc_style((FONT, LABEL_SIZE));
     if panel.x_label {

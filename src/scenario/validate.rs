@@ -21,6 +21,15 @@ pub struct Checker<'a> {
 
 type Checked<T> = Result<T, ScenarioError>;
 
+/// Largest number of closed-loop clients (each costs ~50 bytes of state).
+pub const MAX_CLIENTS: u32 = 50_000_000;
+/// Largest number of workers (each costs ~40 bytes of state).
+pub const MAX_WORKERS: u32 = 10_000_000;
+/// Largest number of time buckets in a run (each costs ~70 bytes per strategy).
+pub const MAX_BUCKETS: u64 = 10_000_000;
+/// Largest open-loop arrival rate, requests per second of simulated time.
+pub const MAX_RATE: f64 = 1e8;
+
 impl<'a> Checker<'a> {
     /// A checker for `src`, read from `file`.
     pub fn new(file: &'a Path, src: &'a str) -> Self {
@@ -159,8 +168,9 @@ impl<'a> Checker<'a> {
                     return misplaced("rate", "open");
                 }
                 let clients = c.count.unwrap_or(1000);
-                self.ensure(clients > 0, &key.join("count"), || {
-                    "count must be at least 1".into()
+                let ok = (1..=MAX_CLIENTS).contains(&clients);
+                self.ensure(ok, &key.join("count"), || {
+                    format!("count must be from 1 to {MAX_CLIENTS}, got {clients}")
                 })?;
                 let Some(think) = &c.think else {
                     return self.err(&key, "closed-loop load needs `think`, e.g. think = { dist = \"exponential\", mean = \"1s\" }");
@@ -180,9 +190,12 @@ impl<'a> Checker<'a> {
                 let Some(rate) = c.rate else {
                     return self.err(&key, "open-loop load needs `rate`, logical requests per second, e.g. rate = 500.0");
                 };
-                let ok = rate.is_finite() && rate > 0.0;
+                let ok = rate.is_finite() && rate > 0.0 && rate <= MAX_RATE;
                 self.ensure(ok, &key.join("rate"), || {
-                    format!("rate must be a positive number of requests per second, got {rate}")
+                    format!(
+                        "rate must be a positive number of requests per second, \
+                         at most {MAX_RATE:e}, got {rate}"
+                    )
                 })?;
                 Ok(Load::Open { rate_per_s: rate })
             }
@@ -191,8 +204,9 @@ impl<'a> Checker<'a> {
 
     fn server(&self, s: &ServerFile) -> Checked<ServerConfig> {
         let key = KeyPath::key("server");
-        self.ensure(s.workers > 0, &key.join("workers"), || {
-            "workers must be at least 1".into()
+        let ok = (1..=MAX_WORKERS).contains(&s.workers);
+        self.ensure(ok, &key.join("workers"), || {
+            format!("workers must be from 1 to {MAX_WORKERS}, got {}", s.workers)
         })?;
         let service = self.dist(&s.service, &key.join("service"))?;
         self.ensure(service.mean_nanos() > 0.0, &key.join("service"), || {
@@ -276,6 +290,10 @@ impl<'a> Checker<'a> {
         let fits = duration.0 % bucket.0 == 0;
         self.ensure(fits, &key.join("bucket"), || {
             format!("the run's duration ({duration}) must be a whole number of buckets ({bucket})")
+        })?;
+        let count = duration.0 / bucket.0;
+        self.ensure(count <= MAX_BUCKETS, &key.join("bucket"), || {
+            format!("{count} buckets of {bucket} in {duration} is more than {MAX_BUCKETS}: use wider buckets")
         })?;
         let window = |v: Option<DurationValue>, default: SimDuration, field: &str| {
             let w = v.map_or(default, |v| v.0);
