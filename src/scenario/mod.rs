@@ -5,6 +5,7 @@ pub mod duration;
 pub mod error;
 pub mod locate;
 pub mod schema;
+mod strategy;
 pub mod validate;
 
 use std::path::Path;

@@ -11,12 +11,11 @@ use super::schema::*;
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
 use crate::model::{Dist, Load, Outage, OutageKind, ServerConfig, WorldConfig};
-use crate::retry::{Backoff, BackoffKind, Outcome, OutcomeSet, RetryPolicy, Strategy};
 
 /// Builds errors that point into one file.
 pub struct Checker<'a> {
-    file: &'a Path,
-    src: &'a str,
+    pub(super) file: &'a Path,
+    pub(super) src: &'a str,
 }
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -36,11 +35,16 @@ impl<'a> Checker<'a> {
         Checker { file, src }
     }
 
-    fn err<T>(&self, key: &KeyPath, message: impl Into<String>) -> Checked<T> {
+    pub(super) fn err<T>(&self, key: &KeyPath, message: impl Into<String>) -> Checked<T> {
         Err(ScenarioError::at_key(self.file, self.src, key, message))
     }
 
-    fn ensure(&self, ok: bool, key: &KeyPath, message: impl FnOnce() -> String) -> Checked<()> {
+    pub(super) fn ensure(
+        &self,
+        ok: bool,
+        key: &KeyPath,
+        message: impl FnOnce() -> String,
+    ) -> Checked<()> {
         if ok { Ok(()) } else { self.err(key, message()) }
     }
 
@@ -317,162 +321,5 @@ impl<'a> Checker<'a> {
             smoothing,
             recovery_fraction,
         })
-    }
-
-    fn strategies(&self, defaults: &RetryFile, list: &[RetryFile]) -> Checked<Vec<Strategy>> {
-        self.ensure(
-            defaults.name.is_none(),
-            &KeyPath::key("retry").join("name"),
-            || "[retry] holds the defaults; names belong to each [[strategy]]".into(),
-        )?;
-        if list.is_empty() {
-            return Err(ScenarioError::file(
-                self.file,
-                "no strategy to run: add at least one [[strategy]] table with a `name`, e.g.\n[[strategy]]\nname = \"full-jitter\"\nbackoff = \"full-jitter\"",
-            ));
-        }
-        let mut out: Vec<Strategy> = Vec::with_capacity(list.len());
-        for (i, s) in list.iter().enumerate() {
-            let key = KeyPath::key("strategy").at(i);
-            let Some(name) = s.name.clone() else {
-                return self.err(&key, "every [[strategy]] needs a `name`");
-            };
-            let ok = !name.is_empty() && !name.contains(['"', ',', '\n']);
-            self.ensure(ok, &key.join("name"), || {
-                "a strategy name must be non-empty, without quotes, commas or newlines".into()
-            })?;
-            if out.iter().any(|o| o.name == name) {
-                return self.err(
-                    &key.join("name"),
-                    format!("two strategies are named \"{name}\"; names must be unique"),
-                );
-            }
-            out.push(self.strategy(
-                name,
-                &Layers {
-                    top: s,
-                    defaults,
-                    index: i,
-                },
-            )?);
-        }
-        Ok(out)
-    }
-
-    fn strategy(&self, name: String, l: &Layers) -> Checked<Strategy> {
-        let d = Backoff::default();
-        let p = RetryPolicy::default();
-        let dur =
-            |field: &str, get: fn(&RetryFile) -> Option<DurationValue>, default: SimDuration| {
-                l.get(field, get)
-                    .map_or((default, l.path(field)), |(v, k)| (v.0, k))
-            };
-        let kind = l
-            .get("backoff", |r| r.backoff)
-            .map_or(d.kind, |(b, _)| backoff_kind(b));
-        let (base, _) = dur("base", |r| r.base, d.base);
-        let (cap, cap_key) = dur("cap", |r| r.cap, d.cap);
-        self.ensure(cap >= base, &cap_key, || {
-            format!("cap ({cap}) must be at least base ({base})")
-        })?;
-        let (multiplier, mkey) = l
-            .get("multiplier", |r| r.multiplier)
-            .unwrap_or((d.multiplier, l.path("multiplier")));
-        let ok = multiplier.is_finite() && multiplier >= 1.0;
-        self.ensure(ok, &mkey, || {
-            format!("multiplier must be a number >= 1, got {multiplier}")
-        })?;
-        let (first_exponent, fkey) = l
-            .get("first_exponent", |r| r.first_exponent)
-            .unwrap_or((0, l.path("first_exponent")));
-        self.ensure(first_exponent <= 1, &fkey, || format!("first_exponent must be 0 (first retry waits base) or 1 (waits base * multiplier, the AWS convention), got {first_exponent}"))?;
-        let (timeout, tkey) = dur("timeout", |r| r.timeout, p.timeout);
-        self.ensure(timeout.0 > 0, &tkey, || "timeout must be positive".into())?;
-        let deadline = match l.get("deadline", |r| r.deadline) {
-            Some((DeadlineValue::After(v), k)) => {
-                self.ensure(v.0.0 > 0, &k, || {
-                    "deadline must be positive, or \"none\"".into()
-                })?;
-                Some(v.0)
-            }
-            Some((DeadlineValue::None, _)) | None => p.deadline,
-        };
-        let retry_on = match l.get("retry_on", |r| r.retry_on.clone()) {
-            Some((names, k)) => self.outcome_set(&names, &k)?,
-            None => p.retry_on,
-        };
-        Ok(Strategy {
-            name,
-            backoff: Backoff {
-                kind,
-                base,
-                cap,
-                multiplier,
-                first_exponent,
-            },
-            policy: RetryPolicy {
-                max_retries: l
-                    .get("max_retries", |r| r.max_retries)
-                    .map_or(p.max_retries, |(v, _)| v),
-                timeout,
-                deadline,
-                retry_on,
-                use_retry_after: l
-                    .get("use_retry_after", |r| r.use_retry_after)
-                    .map_or(p.use_retry_after, |(v, _)| v),
-                retry_after_max: dur("retry_after_max", |r| r.retry_after_max, p.retry_after_max).0,
-            },
-        })
-    }
-
-    fn outcome_set(&self, names: &[String], key: &KeyPath) -> Checked<OutcomeSet> {
-        let mut set = OutcomeSet::default();
-        for (i, n) in names.iter().enumerate() {
-            match Outcome::from_name(n).filter(|o| *o != Outcome::Ok) {
-                Some(o) => set.insert(o),
-                None => {
-                    let valid: Vec<&str> = Outcome::ALL[1..].iter().map(|o| o.name()).collect();
-                    return self.err(
-                        &key.at(i),
-                        format!("unknown outcome \"{n}\"; valid: {}", valid.join(", ")),
-                    );
-                }
-            }
-        }
-        Ok(set)
-    }
-}
-
-fn backoff_kind(b: BackoffFile) -> BackoffKind {
-    match b {
-        BackoffFile::None => BackoffKind::None,
-        BackoffFile::Constant => BackoffKind::Constant,
-        BackoffFile::Linear => BackoffKind::Linear,
-        BackoffFile::Exponential => BackoffKind::Exponential,
-        BackoffFile::FullJitter => BackoffKind::FullJitter,
-        BackoffFile::EqualJitter => BackoffKind::EqualJitter,
-        BackoffFile::DecorrelatedJitter => BackoffKind::DecorrelatedJitter,
-    }
-}
-
-/// A strategy's table over the `[retry]` defaults.
-struct Layers<'a> {
-    top: &'a RetryFile,
-    defaults: &'a RetryFile,
-    index: usize,
-}
-
-impl Layers<'_> {
-    /// The value of `field` and the path it came from: the strategy's own, else `[retry]`'s.
-    fn get<T>(&self, field: &str, get: impl Fn(&RetryFile) -> Option<T>) -> Option<(T, KeyPath)> {
-        if let Some(v) = get(self.top) {
-            return Some((v, KeyPath::key("strategy").at(self.index).join(field)));
-        }
-        get(self.defaults).map(|v| (v, KeyPath::key("retry").join(field)))
-    }
-
-    /// Where an error about a defaulted `field` should point: the strategy table.
-    fn path(&self, field: &str) -> KeyPath {
-        KeyPath::key("strategy").at(self.index).join(field)
     }
 }

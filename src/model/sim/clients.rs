@@ -1,0 +1,169 @@
+//! Client-side handlers: starting logical requests, sending attempts, and what
+//! follows an answer or a timeout.
+
+use rand::RngExt;
+
+use super::Sim;
+use crate::engine::{SimDuration, SimTime};
+use crate::metrics::recorder::Gauge;
+use crate::model::client::Phase;
+use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
+use crate::model::{Load, Observer};
+use crate::retry::policy::Attempted;
+use crate::retry::{Decision, GiveUp, Outcome};
+
+impl<O: Observer> Sim<'_, O> {
+    pub(super) fn set_in_flight(&mut self, delta: i64) {
+        let n = self.slots.add_active(delta);
+        self.rec.set(Gauge::InFlight, self.now, n);
+    }
+
+    pub(super) fn start_request(&mut self, slot: u32) {
+        let now = self.now;
+        let bad = self.world.bad_fraction > 0.0
+            && self.rng.workload.random::<f64>() < self.world.bad_fraction;
+        let deadline_at = self
+            .strategy
+            .policy
+            .deadline
+            .map_or(SimTime::NEVER, |d| now + d);
+        let r = self.slots.get(slot);
+        r.started = now;
+        r.deadline_at = deadline_at;
+        r.retries = 0;
+        r.previous_delay = SimDuration::ZERO;
+        r.bad = bad;
+        self.rec.request_started();
+        self.set_in_flight(1);
+        self.send_attempt(slot);
+    }
+
+    pub(super) fn send_attempt(&mut self, slot: u32) {
+        let now = self.now;
+        let timeout_at = now + self.strategy.policy.timeout;
+        let r = self.slots.get(slot);
+        r.attempt = r.attempt.wrapping_add(1);
+        r.phase = Phase::Waiting;
+        r.attempt_deadline = timeout_at.min(r.deadline_at);
+        let (attempt, deadline, retries, deadline_at, bad) = (
+            r.attempt,
+            r.attempt_deadline,
+            r.retries,
+            r.deadline_at,
+            r.bad,
+        );
+        // Timeouts all have the same length, so they come in time order unless the
+        // request's deadline cuts one short.
+        let timeout = Event::new(Kind::Timeout, slot, attempt);
+        if deadline == timeout_at {
+            self.queue.push_in_order(deadline, timeout);
+        } else {
+            self.queue.push(deadline, timeout);
+        }
+        let hop = self.world.network.sample(&mut self.rng.network);
+        self.queue.push(
+            now + hop,
+            Event {
+                aux: u32::from(bad),
+                ..Event::new(Kind::AtServer, slot, attempt)
+            },
+        );
+        self.rec.attempt(retries > 0);
+        self.obs.attempt_sent(now, slot, retries, deadline_at);
+    }
+
+    pub(super) fn on_backoff_over(&mut self, ev: Event) {
+        let r = self.slots.get(ev.slot);
+        if r.phase == Phase::BackingOff && r.attempt == ev.attempt {
+            self.send_attempt(ev.slot);
+        }
+    }
+
+    /// The client of (`slot`, `attempt`) still waits for it: its deadline, else None.
+    pub(super) fn live_deadline(&mut self, slot: u32, attempt: u32) -> Option<SimTime> {
+        let r = self.slots.get(slot);
+        (r.phase == Phase::Waiting && r.attempt == attempt).then_some(r.attempt_deadline)
+    }
+
+    pub(super) fn on_response(&mut self, ev: Event) {
+        if self.live_deadline(ev.slot, ev.attempt).is_none() {
+            return;
+        }
+        let outcome = Outcome::from_u8(ev.outcome);
+        self.rec.outcome(outcome);
+        self.obs.attempt_ended(self.now, ev.slot, outcome);
+        if outcome == Outcome::Ok {
+            let latency = self.now - self.slots.get(ev.slot).started;
+            self.rec.success(latency);
+            self.end_request(ev.slot, None);
+        } else {
+            let ra =
+                (ev.aux != NO_RETRY_AFTER).then(|| SimDuration::from_millis(u64::from(ev.aux)));
+            self.after_failure(ev.slot, outcome, ra);
+        }
+    }
+
+    pub(super) fn on_timeout(&mut self, ev: Event) {
+        if self.live_deadline(ev.slot, ev.attempt).is_none() {
+            return;
+        }
+        self.rec.outcome(Outcome::Timeout);
+        self.obs.attempt_ended(self.now, ev.slot, Outcome::Timeout);
+        self.after_failure(ev.slot, Outcome::Timeout, None);
+    }
+
+    pub(super) fn after_failure(
+        &mut self,
+        slot: u32,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+    ) {
+        let r = *self.slots.get(slot);
+        let state = Attempted {
+            retries: r.retries,
+            deadline_at: r.deadline_at,
+            previous_delay: r.previous_delay,
+        };
+        let s = self.strategy;
+        match s.policy.decide(
+            &s.backoff,
+            outcome,
+            retry_after,
+            state,
+            self.now,
+            &mut self.rng.jitter,
+        ) {
+            Decision::Retry(delay) => {
+                let r = self.slots.get(slot);
+                r.retries += 1;
+                r.previous_delay = delay;
+                if delay == SimDuration::ZERO {
+                    self.send_attempt(slot);
+                } else {
+                    r.phase = Phase::BackingOff;
+                    let attempt = r.attempt;
+                    self.queue
+                        .push(self.now + delay, Event::new(Kind::Send, slot, attempt));
+                }
+            }
+            Decision::GiveUp(why) => {
+                self.rec.failure(why);
+                self.end_request(slot, Some(why));
+            }
+        }
+    }
+
+    pub(super) fn end_request(&mut self, slot: u32, failure: Option<GiveUp>) {
+        self.slots.get(slot).phase = Phase::Idle;
+        self.set_in_flight(-1);
+        self.obs.request_ended(self.now, slot, failure);
+        match &self.world.load {
+            Load::Closed { think, .. } => {
+                let pause = think.sample(&mut self.rng.workload);
+                self.queue
+                    .push(self.now + pause, Event::new(Kind::Begin, slot, 0));
+            }
+            Load::Open { .. } => self.slots.release(slot),
+        }
+    }
+}

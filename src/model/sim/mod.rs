@@ -1,0 +1,177 @@
+//! The run loop: pops events in time order and hands each to its handler. One run
+//! is one strategy on one world; it is single-threaded and deterministic.
+//!
+//! `Sim` holds the world's state; its handlers are split by side: `clients`
+//! (requests, attempts, retries) and `server` (admission, service, outages).
+
+mod clients;
+mod server;
+
+use rand_distr::{Distribution, Exp};
+
+use crate::engine::{EventQueue, RngStreams, SimDuration, SimTime};
+use crate::metrics::{Bucket, Histogram, Recorder, Totals};
+use crate::model::client::Slots;
+use crate::model::event::{Event, Kind};
+use crate::model::server::{Finished, Server};
+use crate::model::{Load, NoObserver, Observer, WorldConfig};
+use crate::retry::Strategy;
+
+/// Everything a run measured.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// Time buckets, in order.
+    pub buckets: Vec<Bucket>,
+    /// Latency of successful logical requests.
+    pub latency: Histogram,
+    /// Totals.
+    pub totals: Totals,
+    /// Logical requests still in progress at the end, counted from client state.
+    pub in_flight_at_end: u64,
+}
+
+/// Runs `strategy` on `world` with `seed`, recording in buckets of `bucket`.
+pub fn run(world: &WorldConfig, strategy: &Strategy, seed: u64, bucket: SimDuration) -> RunResult {
+    run_observed(world, strategy, seed, bucket, &mut NoObserver)
+}
+
+/// [`run`], reporting client-side events to `observer`.
+pub fn run_observed<O: Observer>(
+    world: &WorldConfig,
+    strategy: &Strategy,
+    seed: u64,
+    bucket: SimDuration,
+    observer: &mut O,
+) -> RunResult {
+    let mut sim = Sim::new(world, strategy, seed, bucket, observer);
+    sim.schedule_start();
+    sim.run_loop();
+    let in_flight_at_end = sim.slots.count_in_progress();
+    let (buckets, latency, totals) = sim.rec.finish();
+    RunResult {
+        buckets,
+        latency,
+        totals,
+        in_flight_at_end,
+    }
+}
+
+pub(super) struct Sim<'a, O: Observer> {
+    pub(super) world: &'a WorldConfig,
+    pub(super) strategy: &'a Strategy,
+    pub(super) queue: EventQueue<Event>,
+    pub(super) rng: RngStreams,
+    pub(super) slots: Slots,
+    pub(super) server: Server,
+    pub(super) rec: Recorder,
+    pub(super) obs: &'a mut O,
+    pub(super) now: SimTime,
+    /// Open loop: inter-arrival sampler.
+    pub(super) arrivals: Option<Exp<f64>>,
+    /// Reused buffer for jobs flushed by an outage.
+    pub(super) flushed: Vec<Finished>,
+}
+
+impl<'a, O: Observer> Sim<'a, O> {
+    fn new(
+        world: &'a WorldConfig,
+        strategy: &'a Strategy,
+        seed: u64,
+        bucket: SimDuration,
+        obs: &'a mut O,
+    ) -> Self {
+        let (clients, arrivals) = match &world.load {
+            Load::Closed { clients, .. } => (*clients, None),
+            Load::Open { rate_per_s } => (0, Exp::new(rate_per_s / 1e9).ok()),
+        };
+        Sim {
+            world,
+            strategy,
+            // Hops and services are the frequent short events; a few of their
+            // means is a horizon that keeps think times and backoffs out of
+            // the busy lane (see engine::queue).
+            queue: EventQueue::with_horizon(SimDuration::from_nanos_f64(
+                4.0 * world
+                    .network
+                    .mean_nanos()
+                    .max(world.server.service.mean_nanos()),
+            )),
+            rng: RngStreams::new(seed),
+            slots: Slots::new(clients),
+            server: Server::new(&world.server),
+            rec: Recorder::new(world.duration, bucket),
+            obs,
+            now: SimTime::ZERO,
+            arrivals,
+            flushed: Vec::new(),
+        }
+    }
+
+    /// First events: outages, and the load. Each closed-loop client starts after
+    /// one think time, as if it had just finished a request: for exponential think
+    /// times (memoryless) that is already the steady state, with no start-up burst.
+    fn schedule_start(&mut self) {
+        for (i, o) in self.world.outages.iter().enumerate() {
+            let aux = i as u32;
+            self.queue.push(
+                o.start,
+                Event {
+                    aux,
+                    ..Event::new(Kind::OutageStart, 0, 0)
+                },
+            );
+            self.queue.push(
+                o.end,
+                Event {
+                    aux,
+                    ..Event::new(Kind::OutageEnd, 0, 0)
+                },
+            );
+        }
+        match &self.world.load {
+            Load::Closed { clients, think } => {
+                for c in 0..*clients {
+                    let at = think.sample(&mut self.rng.workload);
+                    self.queue
+                        .push(SimTime::ZERO + at, Event::new(Kind::Begin, c, 0));
+                }
+            }
+            Load::Open { .. } => self.schedule_arrival(),
+        }
+    }
+
+    fn run_loop(&mut self) {
+        let end = SimTime::ZERO + self.world.duration;
+        while let Some((t, ev)) = self.queue.pop() {
+            if t >= end {
+                break;
+            }
+            self.now = t;
+            self.rec.advance(t);
+            match ev.kind {
+                Kind::Begin => self.start_request(ev.slot),
+                Kind::Arrival => {
+                    self.schedule_arrival();
+                    let slot = self.slots.allocate();
+                    self.start_request(slot);
+                }
+                Kind::Send => self.on_backoff_over(ev),
+                Kind::AtServer => self.on_at_server(ev),
+                Kind::ServiceDone => self.on_service_done(ev),
+                Kind::Response => self.on_response(ev),
+                Kind::Timeout => self.on_timeout(ev),
+                Kind::OutageStart => self.on_outage_start(ev.aux as usize),
+                Kind::OutageEnd => self.server.end_outage(),
+            }
+        }
+        self.now = end;
+    }
+
+    fn schedule_arrival(&mut self) {
+        if let Some(exp) = &self.arrivals {
+            let gap = SimDuration::from_nanos_f64(exp.sample(&mut self.rng.workload));
+            self.queue
+                .push(self.now + gap, Event::new(Kind::Arrival, 0, 0));
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Server-side handlers: admission, service completions, answers sent back over
+//! the network, and outages.
+
+use super::Sim;
+use crate::engine::{SimDuration, SimTime};
+use crate::metrics::recorder::Gauge;
+use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
+use crate::model::server::{Admission, Job, Rejection};
+use crate::model::{Observer, OutageKind};
+use crate::retry::Outcome;
+
+impl<O: Observer> Sim<'_, O> {
+    pub(super) fn on_at_server(&mut self, ev: Event) {
+        // A client that gave up on this attempt in transit: the server cannot tell,
+        // so it still does the work, which is then wasted.
+        let deadline = self
+            .live_deadline(ev.slot, ev.attempt)
+            .unwrap_or(SimTime::ZERO);
+        let job = Job {
+            slot: ev.slot,
+            attempt: ev.attempt,
+            deadline,
+            bad: ev.aux != 0,
+        };
+        match self.server.admit(job, self.now, &mut self.rng.service) {
+            Admission::Started { worker, done_at } => self.schedule_done(worker, done_at),
+            Admission::Queued => {}
+            Admission::Rejected(Rejection::Refused) => {
+                self.respond(job, Outcome::Refused, None);
+            }
+            Admission::Rejected(Rejection::Unavailable(ra)) => {
+                self.respond(job, Outcome::Status503, ra);
+            }
+            Admission::Dropped => {}
+        }
+        self.update_server_gauges();
+    }
+
+    pub(super) fn schedule_done(&mut self, worker: u32, done_at: SimTime) {
+        self.queue.push(
+            done_at,
+            Event::new(Kind::ServiceDone, worker, self.server.epoch()),
+        );
+    }
+
+    pub(super) fn update_server_gauges(&mut self) {
+        self.rec
+            .set(Gauge::Queue, self.now, self.server.queue_len() as u64);
+        self.rec
+            .set(Gauge::Busy, self.now, self.server.busy() as u64);
+    }
+
+    pub(super) fn on_service_done(&mut self, ev: Event) {
+        let Some((done, next)) =
+            self.server
+                .complete(ev.slot, ev.attempt, self.now, &mut self.rng.service)
+        else {
+            return;
+        };
+        if let Some((worker, done_at)) = next {
+            self.schedule_done(worker, done_at);
+        }
+        let outcome = if done.job.bad {
+            Outcome::Status400
+        } else {
+            Outcome::Ok
+        };
+        let delivered = self.respond(done.job, outcome, None);
+        self.rec.work(done.service, !delivered);
+        self.update_server_gauges();
+    }
+
+    /// Sends `outcome` back over the network. Returns false (and schedules nothing)
+    /// when it would arrive at or after the client stopped waiting.
+    pub(super) fn respond(
+        &mut self,
+        job: Job,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+    ) -> bool {
+        let hop = self.world.network.sample(&mut self.rng.network);
+        let at = self.now + hop;
+        if at >= job.deadline {
+            return false;
+        }
+        let aux = retry_after.map_or(NO_RETRY_AFTER, |d| {
+            u32::try_from(d.0 / 1_000_000).unwrap_or(u32::MAX - 1)
+        });
+        let ev = Event {
+            outcome: outcome as u8,
+            aux,
+            ..Event::new(Kind::Response, job.slot, job.attempt)
+        };
+        self.queue.push(at, ev);
+        true
+    }
+
+    pub(super) fn on_outage_start(&mut self, index: usize) {
+        let Some(outage) = self.world.outages.get(index) else {
+            return;
+        };
+        let mut flushed = std::mem::take(&mut self.flushed);
+        self.server
+            .begin_outage(outage.kind, self.now, &mut flushed);
+        let reply = match outage.kind {
+            OutageKind::Reset => Some((Outcome::Reset, None)),
+            OutageKind::Unavailable { retry_after } => Some((Outcome::Status503, retry_after)),
+            _ => None,
+        };
+        for f in flushed.drain(..) {
+            // Service cut short is work nobody can use.
+            self.rec.work(f.service, true);
+            if let Some((outcome, ra)) = reply {
+                self.respond(f.job, outcome, ra);
+            }
+        }
+        self.flushed = flushed;
+        self.update_server_gauges();
+    }
+}
