@@ -7,12 +7,13 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::cli::{Cli, Command};
-use crate::export::csv_exporters;
+use crate::export::{csv_exporters, sweep_csv};
 use crate::metrics::{Report, StrategyReport, summarize};
 use crate::model;
 use crate::output::write_atomic;
 use crate::plot;
 use crate::scenario::{self, Scenario};
+use crate::sweep;
 
 /// What `sim run` is asked to do, free of clap.
 #[derive(Debug, Clone)]
@@ -114,6 +115,9 @@ pub fn run(opts: &RunOptions) -> Result<()> {
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create the output folder {}", out.display()))?;
 
+    if s.sweep.is_some() {
+        return run_sweep(opts, &s, &out, started);
+    }
     let simulated = Instant::now();
     let report = simulate(&s);
     let sim_wall = simulated.elapsed();
@@ -137,6 +141,102 @@ pub fn run(opts: &RunOptions) -> Result<()> {
     Ok(())
 }
 
+/// `sim run` of a scenario with a `[sweep]`.
+fn run_sweep(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Result<()> {
+    let simulated = Instant::now();
+    let Some(report) = sweep::run(s) else {
+        return Ok(());
+    };
+    let sim_wall = simulated.elapsed();
+    let mut written = vec![
+        write_atomic(out, "summary.csv", &sweep_csv::summary(&report)?)?,
+        write_atomic(out, "timeline.csv", &sweep_csv::timeline(&report)?)?,
+    ];
+    if opts.plots {
+        type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>, plot::PlotError> + Sync + 'a>;
+        let charts: Vec<(&str, Render)> = vec![
+            (
+                "calls.png",
+                Box::new(|| plot::sweep::render_figure(&report, plot::sweep::Figure::Calls)),
+            ),
+            (
+                "time.png",
+                Box::new(|| plot::sweep::render_figure(&report, plot::sweep::Figure::Time)),
+            ),
+            (
+                "timeline.png",
+                Box::new(|| plot::sweep::render_timeline(&report, &["exponential", "full-jitter"])),
+            ),
+        ];
+        let images: Vec<_> = charts.par_iter().map(|(_, render)| render()).collect();
+        for ((name, _), image) in charts.iter().zip(images) {
+            let bytes = image.with_context(|| format!("cannot draw {name}"))?;
+            written.push(write_atomic(out, name, &bytes)?);
+        }
+    }
+    if opts.quiet {
+        return Ok(());
+    }
+    let sw = &report.sweep;
+    println!(
+        "scenario {} ({}), seed {}",
+        s.name,
+        opts.scenario.display(),
+        s.seed
+    );
+    println!(
+        "sweep of {} over {} values, {} runs each, {} strategies: {} runs\n",
+        sw.parameter.column(),
+        sw.values.len(),
+        sw.replications,
+        s.strategies.len(),
+        sw.values.len() * sw.replications as usize * s.strategies.len()
+    );
+    let width = s
+        .strategies
+        .iter()
+        .map(|x| x.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    println!(
+        "{:>8}  {:width$}  {:>12} {:>10} {:>14} {:>10}",
+        sw.parameter.column(),
+        "strategy",
+        "calls",
+        "+-95%",
+        "time_ms",
+        "+-95%"
+    );
+    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    for row in &report.rows {
+        println!(
+            "{:>8}  {:width$}  {:>12} {:>10} {:>14} {:>10}",
+            row.value,
+            row.strategy,
+            show(row.calls_mean),
+            show(row.calls_ci95),
+            show(row.time_ms_mean),
+            show(row.time_ms_ci95)
+        );
+    }
+    print_speed(report.events, sim_wall, started.elapsed());
+    for path in written {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_speed(events: u64, sim_wall: std::time::Duration, wall: std::time::Duration) {
+    println!(
+        "\n{events} events simulated in {:.3} s ({:.1} million events/s over {} threads); total wall time {:.3} s",
+        sim_wall.as_secs_f64(),
+        events as f64 / sim_wall.as_secs_f64().max(1e-9) / 1e6,
+        rayon::current_num_threads(),
+        wall.as_secs_f64()
+    );
+}
+
 fn print_summary(
     opts: &RunOptions,
     s: &Scenario,
@@ -154,9 +254,12 @@ fn print_summary(
     if !s.description.is_empty() {
         println!("  {}", s.description);
     }
+    let capacity = report
+        .capacity_per_s
+        .map_or("unlimited".to_string(), |c| format!("{c:.0} req/s"));
     println!(
-        "capacity {:.0} req/s, {} simulated per strategy\n",
-        report.capacity_per_s, s.world.duration
+        "capacity {capacity}, {} simulated per strategy\n",
+        s.world.duration
     );
     let width = report
         .runs
@@ -173,27 +276,25 @@ fn print_summary(
     for r in &report.runs {
         let m = &r.summary;
         println!(
-            "{:width$}  {:>9} {:>8} {:>6.3} {:>10.0} {:>8.2} {:>9} {:>8} {:>8}",
+            "{:width$}  {:>9} {:>8} {:>6.3} {:>10.0} {:>8} {:>9} {:>8} {:>8}",
             r.name,
             m.logical_requests,
             m.failed,
             m.amplification,
             m.peak_attempts_per_s,
-            m.peak_load_ratio,
-            m.recovery_time_s
-                .map_or("never".to_string(), |v| format!("{v:.1}s")),
+            m.peak_load_ratio
+                .map_or("-".to_string(), |r| format!("{r:.2}")),
+            match (m.recovery_time_s, report.outages.is_empty()) {
+                (_, true) => "-".to_string(),
+                (None, false) => "never".to_string(),
+                (Some(v), false) => format!("{v:.1}s"),
+            },
             secs(m.latency_p50_s),
             secs(m.latency_p99_s),
         );
     }
     let events: u64 = report.runs.iter().map(|r| r.summary.totals.events).sum();
-    println!(
-        "\n{events} events simulated in {:.3} s ({:.1} million events/s over {} threads); total wall time {:.3} s",
-        sim_wall.as_secs_f64(),
-        events as f64 / sim_wall.as_secs_f64().max(1e-9) / 1e6,
-        rayon::current_num_threads(),
-        wall.as_secs_f64()
-    );
+    print_speed(events, sim_wall, wall);
     for path in written {
         println!("wrote {}", path.display());
     }

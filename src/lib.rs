@@ -16,3 +16,4 @@ pub mod output;
 pub mod plot;
 pub mod retry;
 pub mod scenario;
+pub mod sweep;

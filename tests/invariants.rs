@@ -161,3 +161,8 @@ fn blackhole_scenario() {
 fn every_mechanism_at_once() {
     check("tests/fixtures/everything.toml");
 }
+
+#[test]
+fn aws_occ_scenario() {
+    check("scenarios/aws-jitter.toml");
+}

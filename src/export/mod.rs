@@ -5,6 +5,7 @@
 //! byte-identical for a seed and diff cleanly between versions.
 
 pub mod summary_csv;
+pub mod sweep_csv;
 pub mod timeseries_csv;
 
 use crate::metrics::Report;

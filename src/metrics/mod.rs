@@ -7,6 +7,7 @@
 pub mod histogram;
 pub mod recorder;
 pub mod report;
+pub mod stats;
 pub mod summary;
 
 pub use histogram::Histogram;

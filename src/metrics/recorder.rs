@@ -57,6 +57,8 @@ pub struct Totals {
     /// Sum of the end-to-end latencies of successful logical requests, ns (exact,
     /// for the mean; the histogram gives quantiles).
     pub latency_sum_ns: u128,
+    /// When the last logical request succeeded, ns (0 if none did).
+    pub last_success_ns: u64,
 }
 
 impl Totals {
@@ -194,9 +196,10 @@ impl Recorder {
         }
     }
 
-    /// A logical request succeeded after `latency`.
+    /// A logical request succeeded at `now` after `latency`.
     #[inline]
-    pub fn success(&mut self, latency: SimDuration) {
+    pub fn success(&mut self, now: SimTime, latency: SimDuration) {
+        self.totals.last_success_ns = now.0;
         self.totals.succeeded += 1;
         self.totals.latency_sum_ns += u128::from(latency.0);
         self.bucket().successes += 1;
@@ -225,8 +228,15 @@ impl Recorder {
     /// Closes the remaining buckets (the run ends at the end of the last one) and
     /// returns the buckets, the latency histogram and the totals.
     pub fn finish(mut self) -> (Vec<Bucket>, Histogram, Totals) {
-        while self.current < self.buckets.len() {
+        if self.current < self.buckets.len() {
             self.close_bucket();
+        }
+        // No event changes a gauge after the last one: every later bucket holds
+        // the gauges' final values (often a run ends early, so there are many).
+        let [q, f, b] = self.gauges.map(|g| g.value as f64);
+        let from = self.current.min(self.buckets.len());
+        for bucket in &mut self.buckets[from..] {
+            (bucket.queue_len, bucket.in_flight, bucket.busy) = (q, f, b);
         }
         (self.buckets, self.latency, self.totals)
     }

@@ -21,8 +21,8 @@ pub struct Report {
     pub scenario: String,
     /// Seed used.
     pub seed: u64,
-    /// Server capacity at full speed, completions per second.
-    pub capacity_per_s: f64,
+    /// Server capacity at full speed, completions per second (`None`: unlimited).
+    pub capacity_per_s: Option<f64>,
     /// Outage windows `[start, end)`.
     pub outages: Vec<(SimTime, SimTime)>,
     /// Measurement settings (bucket width, recovery rule).

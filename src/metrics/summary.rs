@@ -50,8 +50,8 @@ pub struct Summary {
     pub amplification: f64,
     /// Largest attempts rate over one bucket, per second.
     pub peak_attempts_per_s: f64,
-    /// `peak_attempts_per_s` over the server's capacity.
-    pub peak_load_ratio: f64,
+    /// `peak_attempts_per_s` over the server's capacity (`None`: no capacity limit).
+    pub peak_load_ratio: Option<f64>,
     /// Seconds from the end of the last outage until goodput is back for good;
     /// `None` when it never is, or when there is no outage.
     pub recovery_time_s: Option<f64>,
@@ -82,7 +82,7 @@ pub fn summarize(
     totals: &Totals,
     in_flight_at_end: u64,
     outages: &[(SimTime, SimTime)],
-    capacity_per_s: f64,
+    capacity_per_s: Option<f64>,
 ) -> Summary {
     let width_s = cfg.bucket.as_secs_f64();
     let peak = buckets.iter().map(|b| b.attempts).max().unwrap_or(0) as f64 / width_s;
@@ -101,11 +101,7 @@ pub fn summarize(
         retries: totals.retries,
         amplification: ratio(totals.attempts, totals.started),
         peak_attempts_per_s: peak,
-        peak_load_ratio: if capacity_per_s > 0.0 {
-            peak / capacity_per_s
-        } else {
-            0.0
-        },
+        peak_load_ratio: capacity_per_s.filter(|c| *c > 0.0).map(|c| peak / c),
         recovery_time_s: recovery,
         latency_p50_s: latency.quantile(0.5).map(SimDuration::as_secs_f64),
         latency_p99_s: latency.quantile(0.99).map(SimDuration::as_secs_f64),
@@ -209,7 +205,7 @@ mod tests {
             &Totals::default(),
             0,
             &[(at(outage.0), at(outage.1))],
-            20.0,
+            Some(20.0),
         );
         s.recovery_time_s
     }
@@ -225,13 +221,13 @@ mod tests {
             &Totals::default(),
             0,
             &[(at(5), at(7))],
-            20.0,
+            Some(20.0),
         );
         assert_eq!(s.baseline_goodput_per_s, Some(10.0));
         // The bucket 9..10 s starts the good run: 2 s after the outage ended at 7 s.
         assert_eq!(s.recovery_time_s, Some(2.0));
         assert_eq!(s.peak_attempts_per_s, 10.0);
-        assert_eq!(s.peak_load_ratio, 0.5);
+        assert_eq!(s.peak_load_ratio, Some(0.5));
     }
 
     #[test]
@@ -270,7 +266,7 @@ mod tests {
             &Totals::default(),
             0,
             &[],
-            10.0,
+            Some(10.0),
         );
         assert_eq!((s.baseline_goodput_per_s, s.recovery_time_s), (None, None));
     }

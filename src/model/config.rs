@@ -19,6 +19,44 @@ pub enum Load {
         /// Logical requests per second.
         rate_per_s: f64,
     },
+    /// Each client makes one logical request at t = 0 and stops when it ends (the
+    /// AWS experiment's workload).
+    OneShot {
+        /// Number of clients.
+        clients: u32,
+    },
+}
+
+/// Which kind of server the clients talk to.
+#[derive(Clone, Debug)]
+pub enum ServerModel {
+    /// Workers, a bounded queue and service times: the outage scenarios.
+    Capacity(ServerConfig),
+    /// One record under optimistic concurrency control, answering instantly and
+    /// without a capacity limit: the AWS "Exponential Backoff and Jitter" model
+    /// (REFERENCE.md section 3). An attempt is a read of the record's version and
+    /// a conditional write carrying it; the write fails with 409 if another
+    /// client's write came first.
+    Occ,
+}
+
+impl ServerModel {
+    /// Completions per second at full capacity; `None` for a server without a
+    /// capacity limit.
+    pub fn capacity_per_s(&self) -> Option<f64> {
+        match self {
+            ServerModel::Capacity(c) => Some(c.capacity_per_s()),
+            ServerModel::Occ => None,
+        }
+    }
+
+    /// The mean service time, ns (0 for an instant server).
+    pub fn mean_service_nanos(&self) -> f64 {
+        match self {
+            ServerModel::Capacity(c) => c.service.mean_nanos(),
+            ServerModel::Occ => 0.0,
+        }
+    }
 }
 
 /// The capacity-limited server.
@@ -98,7 +136,7 @@ pub struct WorldConfig {
     /// One-way latency of each network hop.
     pub network: Dist,
     /// The server.
-    pub server: ServerConfig,
+    pub server: ServerModel,
     /// Outage windows, sorted by start, not overlapping.
     pub outages: Vec<Outage>,
 }

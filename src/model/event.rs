@@ -10,7 +10,8 @@ pub enum Kind {
     Arrival,
     /// Backoff of `slot` is over: send attempt `attempt + 1`.
     Send,
-    /// Attempt (`slot`, `attempt`) reaches the server; `aux` = 1 for a bad request.
+    /// Attempt (`slot`, `attempt`) reaches the server; `aux` = 1 for a bad request
+    /// (capacity server) or the version read (OCC write).
     AtServer,
     /// Worker `slot` finishes the job it started in server epoch `attempt`.
     ServiceDone,
@@ -23,6 +24,8 @@ pub enum Kind {
     OutageStart,
     /// Outage `aux` ends.
     OutageEnd,
+    /// OCC: the read of attempt (`slot`, `attempt`) reaches the record.
+    ReadAtServer,
 }
 
 /// One scheduled event.

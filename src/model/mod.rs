@@ -6,10 +6,11 @@ pub mod config;
 pub mod dist;
 pub mod event;
 pub mod observer;
+pub mod occ;
 pub mod server;
 pub mod sim;
 
-pub use config::{Load, Outage, OutageKind, ServerConfig, WorldConfig};
+pub use config::{Load, Outage, OutageKind, ServerConfig, ServerModel, WorldConfig};
 pub use dist::Dist;
 pub use observer::{NoObserver, Observer};
 pub use sim::{RunResult, run, run_observed};

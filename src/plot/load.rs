@@ -14,7 +14,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         .runs
         .iter()
         .map(|r| r.summary.peak_attempts_per_s)
-        .fold(report.capacity_per_s, f64::max);
+        .fold(report.capacity_per_s.unwrap_or(0.0), f64::max);
     let y_max = timechart::headroom(peak);
     render_png(style::WIDTH, height, |root| {
         let body = timechart::title(
@@ -30,10 +30,16 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             );
             let retries =
                 timechart::series(report, run.buckets.iter().map(|b| b.retries as f64 / width));
-            let caption = format!(
-                "{}: peak {:.0}/s = {:.2} x capacity",
-                run.name, run.summary.peak_attempts_per_s, run.summary.peak_load_ratio
-            );
+            let caption = match run.summary.peak_load_ratio {
+                Some(ratio) => format!(
+                    "{}: peak {:.0}/s = {ratio:.2} x capacity",
+                    run.name, run.summary.peak_attempts_per_s
+                ),
+                None => format!(
+                    "{}: peak {:.0}/s",
+                    run.name, run.summary.peak_attempts_per_s
+                ),
+            };
             let panel = Panel {
                 caption: &caption,
                 y_label: "attempts/s",
@@ -50,10 +56,14 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                         points: retries,
                     },
                 ],
-                references: vec![Reference {
-                    label: format!("capacity {:.0}/s", report.capacity_per_s),
-                    value: report.capacity_per_s,
-                }],
+                references: report
+                    .capacity_per_s
+                    .map(|c| Reference {
+                        label: format!("capacity {c:.0}/s"),
+                        value: c,
+                    })
+                    .into_iter()
+                    .collect(),
                 x_label: i + 1 == n,
             };
             timechart::draw(area, report, panel)?;

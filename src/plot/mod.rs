@@ -7,6 +7,7 @@ pub mod load;
 pub mod queue;
 pub mod recovery;
 pub mod style;
+pub mod sweep;
 mod timechart;
 
 use std::sync::Once;

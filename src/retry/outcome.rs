@@ -18,6 +18,8 @@ pub enum Outcome {
     Status400,
     /// 401 Unauthorized: fails the same way every time.
     Status401,
+    /// 409 Conflict: an optimistic-concurrency write lost to another (AWS model).
+    Status409,
     /// 429 Too Many Requests.
     Status429,
     /// 500 Internal Server Error.
@@ -32,13 +34,14 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in a fixed order.
-    pub const ALL: [Outcome; 11] = [
+    pub const ALL: [Outcome; 12] = [
         Outcome::Ok,
         Outcome::Timeout,
         Outcome::Reset,
         Outcome::Refused,
         Outcome::Status400,
         Outcome::Status401,
+        Outcome::Status409,
         Outcome::Status429,
         Outcome::Status500,
         Outcome::Status502,
@@ -55,6 +58,7 @@ impl Outcome {
             Outcome::Refused => "refused",
             Outcome::Status400 => "400",
             Outcome::Status401 => "401",
+            Outcome::Status409 => "409",
             Outcome::Status429 => "429",
             Outcome::Status500 => "500",
             Outcome::Status502 => "502",
@@ -152,7 +156,7 @@ mod tests {
                 "{o} should be retryable"
             );
         }
-        for o in ["200", "400", "401", "500"] {
+        for o in ["200", "400", "401", "409", "500"] {
             assert!(
                 !set.contains(Outcome::from_name(o).unwrap()),
                 "{o} should not be retryable"

@@ -32,8 +32,9 @@ pub enum Decision {
 pub struct RetryPolicy {
     /// Retries after the first attempt (default 5, the starting article).
     pub max_retries: u32,
-    /// Time limit of each attempt, from sending to the reply (default 1 s).
-    pub timeout: SimDuration,
+    /// Time limit of each attempt, from sending to the reply (default 1 s);
+    /// `None`: wait for ever (the AWS model).
+    pub timeout: Option<SimDuration>,
     /// Time limit of the whole logical request, from its first attempt; `None`: no limit.
     pub deadline: Option<SimDuration>,
     /// Outcomes worth retrying (default [`OutcomeSet::default_retryable`]).
@@ -49,7 +50,7 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
             max_retries: 5,
-            timeout: SimDuration::from_secs(1),
+            timeout: Some(SimDuration::from_secs(1)),
             deadline: None,
             retry_on: OutcomeSet::default_retryable(),
             use_retry_after: true,

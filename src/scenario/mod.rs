@@ -31,6 +31,56 @@ pub struct Scenario {
     pub metrics: MetricsConfig,
     /// The strategies to compare, in file order.
     pub strategies: Vec<Strategy>,
+    /// The sweep, if the scenario is one.
+    pub sweep: Option<Sweep>,
+}
+
+/// Which parameter a sweep varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepParameter {
+    /// `clients.count`: the number of clients (closed-loop or one-shot load).
+    Clients,
+}
+
+impl SweepParameter {
+    /// Every parameter with its scenario-file name and its output column name.
+    pub const ALL: [(&'static str, &'static str, SweepParameter); 1] =
+        [("clients.count", "clients", SweepParameter::Clients)];
+
+    /// The column that holds the parameter in sweep outputs.
+    pub fn column(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, _, p)| *p == self)
+            .map_or("value", |(_, c, _)| c)
+    }
+
+    /// `world` with the parameter set to `value`.
+    pub fn apply(self, world: &WorldConfig, value: u64) -> WorldConfig {
+        let mut w = world.clone();
+        match self {
+            SweepParameter::Clients => {
+                let n = u32::try_from(value).unwrap_or(u32::MAX);
+                match &mut w.load {
+                    crate::model::Load::Closed { clients, .. }
+                    | crate::model::Load::OneShot { clients } => *clients = n,
+                    crate::model::Load::Open { .. } => {}
+                }
+            }
+        }
+        w
+    }
+}
+
+/// A validated `[sweep]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    /// What varies.
+    pub parameter: SweepParameter,
+    /// Its values, in order.
+    pub values: Vec<u64>,
+    /// Runs per (value, strategy).
+    pub replications: u32,
 }
 
 /// Reads and validates the scenario at `path`.

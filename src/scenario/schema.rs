@@ -35,6 +35,26 @@ pub struct ScenarioFile {
     /// The strategies to compare (`[[strategy]]`).
     #[serde(default, rename = "strategy")]
     pub strategies: Vec<RetryFile>,
+    /// Run every strategy over a range of one parameter, replicated.
+    pub sweep: Option<SweepFile>,
+}
+
+/// `[sweep]`: `values = [...]`, or `from`, `to` and `step`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    /// The parameter swept; today `clients.count`.
+    pub parameter: String,
+    /// The values, listed.
+    pub values: Option<Vec<u64>>,
+    /// First value of a range.
+    pub from: Option<u64>,
+    /// Last value of a range (included when reached by steps).
+    pub to: Option<u64>,
+    /// Step of a range.
+    pub step: Option<u64>,
+    /// Runs per (value, strategy), each with its own derived seed (default 1).
+    pub replications: Option<u32>,
 }
 
 /// Load model names.
@@ -45,6 +65,8 @@ pub enum LoadModel {
     Closed,
     /// Poisson arrivals.
     Open,
+    /// One request per client, all at t = 0.
+    OneShot,
 }
 
 /// `[clients]`.
@@ -53,7 +75,7 @@ pub enum LoadModel {
 pub struct ClientsFile {
     /// `closed` or `open`.
     pub model: LoadModel,
-    /// Closed loop: number of clients (default 1000).
+    /// Closed loop and one-shot: number of clients (default 1000).
     pub count: Option<u32>,
     /// Closed loop: think time between requests.
     pub think: Option<DistFile>,
@@ -75,12 +97,24 @@ pub struct NetworkFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerFile {
-    /// Requests in service at once.
-    pub workers: u32,
-    /// Queue places behind the workers.
-    pub queue: u32,
-    /// Service time.
-    pub service: DistFile,
+    /// `capacity` (default) or `occ`.
+    pub kind: Option<ServerKindFile>,
+    /// Capacity: requests in service at once.
+    pub workers: Option<u32>,
+    /// Capacity: queue places behind the workers.
+    pub queue: Option<u32>,
+    /// Capacity: service time.
+    pub service: Option<DistFile>,
+}
+
+/// Server kind names.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerKindFile {
+    /// Workers, a queue, service times.
+    Capacity,
+    /// The AWS experiment's optimistic-concurrency record.
+    Occ,
 }
 
 /// A distribution, e.g. `{ dist = "exponential", mean = "10ms" }`.
@@ -187,24 +221,63 @@ pub enum BackoffFile {
     DecorrelatedJitter,
 }
 
-/// A deadline: a duration, or "none".
+/// A limit in time: a duration, or "none" (no limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeadlineValue {
-    /// No deadline.
+pub enum DurationOrNone {
+    /// No limit.
     None,
-    /// This long from the first attempt.
+    /// This long.
     After(DurationValue),
 }
 
-impl<'de> Deserialize<'de> for DeadlineValue {
+impl<'de> Deserialize<'de> for DurationOrNone {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         if text == "none" {
-            return Ok(DeadlineValue::None);
+            return Ok(DurationOrNone::None);
         }
         super::duration::parse_duration(&text)
-            .map(|v| DeadlineValue::After(DurationValue(v)))
+            .map(|v| DurationOrNone::After(DurationValue(v)))
             .map_err(|e| serde::de::Error::custom(format!("{e}, or \"none\"")))
+    }
+}
+
+/// A retry limit: a count, or "unlimited".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryLimit(pub u32);
+
+struct RetryLimitVisitor;
+
+impl serde::de::Visitor<'_> for RetryLimitVisitor {
+    type Value = RetryLimit;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a number of retries from 0 to 4294967294, or \"unlimited\"")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RetryLimit, E> {
+        match u32::try_from(v) {
+            Ok(n) if n < u32::MAX => Ok(RetryLimit(n)),
+            _ => Err(E::custom(format!(
+                "max_retries must be from 0 to 4294967294, or \"unlimited\"; got {v}"
+            ))),
+        }
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RetryLimit, E> {
+        if v == "unlimited" {
+            Ok(RetryLimit(u32::MAX))
+        } else {
+            Err(E::custom(format!(
+                "max_retries must be a number or \"unlimited\", got \"{v}\""
+            )))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RetryLimit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RetryLimitVisitor)
     }
 }
 
@@ -225,12 +298,12 @@ pub struct RetryFile {
     pub multiplier: Option<f64>,
     /// Exponent at the first retry: 0 (starting article) or 1 (AWS simulator).
     pub first_exponent: Option<u32>,
-    /// Retries after the first attempt.
-    pub max_retries: Option<u32>,
-    /// Time limit of each attempt.
-    pub timeout: Option<DurationValue>,
+    /// Retries after the first attempt, or "unlimited".
+    pub max_retries: Option<RetryLimit>,
+    /// Time limit of each attempt, or "none".
+    pub timeout: Option<DurationOrNone>,
     /// Time limit of the whole logical request, or "none".
-    pub deadline: Option<DeadlineValue>,
+    pub deadline: Option<DurationOrNone>,
     /// Outcomes worth retrying.
     pub retry_on: Option<Vec<String>>,
     /// Whether Retry-After replaces the computed delay.

@@ -5,7 +5,7 @@
 use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
-use super::schema::{BackoffFile, DeadlineValue, RetryFile};
+use super::schema::{BackoffFile, DurationOrNone, RetryFile};
 use super::validate::Checker;
 use crate::engine::SimDuration;
 use crate::retry::{Backoff, BackoffKind, Outcome, OutcomeSet, RetryPolicy, Strategy};
@@ -84,17 +84,8 @@ impl Checker<'_> {
             .get("first_exponent", |r| r.first_exponent)
             .unwrap_or((0, l.path("first_exponent")));
         self.ensure(first_exponent <= 1, &fkey, || format!("first_exponent must be 0 (first retry waits base) or 1 (waits base * multiplier, the AWS convention), got {first_exponent}"))?;
-        let (timeout, tkey) = dur("timeout", |r| r.timeout, p.timeout);
-        self.ensure(timeout.0 > 0, &tkey, || "timeout must be positive".into())?;
-        let deadline = match l.get("deadline", |r| r.deadline) {
-            Some((DeadlineValue::After(v), k)) => {
-                self.ensure(v.0.0 > 0, &k, || {
-                    "deadline must be positive, or \"none\"".into()
-                })?;
-                Some(v.0)
-            }
-            Some((DeadlineValue::None, _)) | None => p.deadline,
-        };
+        let timeout = self.limit(l.get("timeout", |r| r.timeout), p.timeout, "timeout")?;
+        let deadline = self.limit(l.get("deadline", |r| r.deadline), p.deadline, "deadline")?;
         let retry_on = match l.get("retry_on", |r| r.retry_on.clone()) {
             Some((names, k)) => self.outcome_set(&names, &k)?,
             None => p.retry_on,
@@ -111,7 +102,7 @@ impl Checker<'_> {
             policy: RetryPolicy {
                 max_retries: l
                     .get("max_retries", |r| r.max_retries)
-                    .map_or(p.max_retries, |(v, _)| v),
+                    .map_or(p.max_retries, |(v, _)| v.0),
                 timeout,
                 deadline,
                 retry_on,
@@ -121,6 +112,25 @@ impl Checker<'_> {
                 retry_after_max: dur("retry_after_max", |r| r.retry_after_max, p.retry_after_max).0,
             },
         })
+    }
+
+    /// A time limit: the value given (positive), `None` for "none", else `default`.
+    fn limit(
+        &self,
+        given: Option<(DurationOrNone, KeyPath)>,
+        default: Option<SimDuration>,
+        field: &str,
+    ) -> Checked<Option<SimDuration>> {
+        match given {
+            Some((DurationOrNone::After(v), key)) => {
+                self.ensure(v.0.0 > 0, &key, || {
+                    format!("{field} must be positive, or \"none\"")
+                })?;
+                Ok(Some(v.0))
+            }
+            Some((DurationOrNone::None, _)) => Ok(None),
+            None => Ok(default),
+        }
     }
 
     fn outcome_set(&self, names: &[String], key: &KeyPath) -> Checked<OutcomeSet> {

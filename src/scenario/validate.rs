@@ -3,14 +3,14 @@
 
 use std::path::Path;
 
-use super::Scenario;
 use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
 use super::schema::*;
+use super::{Scenario, Sweep, SweepParameter};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
-use crate::model::{Dist, Load, Outage, OutageKind, ServerConfig, WorldConfig};
+use crate::model::{Dist, Load, Outage, OutageKind, ServerConfig, ServerModel, WorldConfig};
 
 /// Builds errors that point into one file.
 pub struct Checker<'a> {
@@ -92,7 +92,25 @@ impl<'a> Checker<'a> {
             server: self.server(&f.server)?,
             outages,
         };
+        if matches!(world.server, ServerModel::Occ) {
+            if !world.outages.is_empty() {
+                return self.err(
+                    &KeyPath::key("outage"),
+                    "the OCC record has no outages: remove the [[outage]] tables",
+                );
+            }
+            if world.bad_fraction > 0.0 {
+                return self.err(
+                    &KeyPath::key("clients").join("bad_fraction"),
+                    "the OCC record has no bad requests: set bad_fraction = 0",
+                );
+            }
+        }
         let strategies = self.strategies(&f.retry, &f.strategies)?;
+        let sweep = match &f.sweep {
+            Some(s) => Some(self.sweep(s, &world)?),
+            None => None,
+        };
         Ok(Scenario {
             name,
             description: f.description.unwrap_or_default(),
@@ -100,6 +118,71 @@ impl<'a> Checker<'a> {
             world,
             metrics,
             strategies,
+            sweep,
+        })
+    }
+
+    fn sweep(&self, s: &SweepFile, world: &WorldConfig) -> Checked<Sweep> {
+        let key = KeyPath::key("sweep");
+        let Some(&(_, _, parameter)) = SweepParameter::ALL
+            .iter()
+            .find(|(name, _, _)| *name == s.parameter)
+        else {
+            let valid: Vec<&str> = SweepParameter::ALL.iter().map(|(n, _, _)| *n).collect();
+            return self.err(
+                &key.join("parameter"),
+                format!(
+                    "cannot sweep \"{}\"; valid: {}",
+                    s.parameter,
+                    valid.join(", ")
+                ),
+            );
+        };
+        if parameter == SweepParameter::Clients && matches!(world.load, Load::Open { .. }) {
+            return self.err(
+                &key.join("parameter"),
+                "clients.count applies to closed-loop and one-shot load; open-loop load has a rate",
+            );
+        }
+        let values = match (&s.values, s.from, s.to, s.step) {
+            (Some(v), None, None, None) => v.clone(),
+            (None, Some(from), Some(to), Some(step)) => {
+                self.ensure(step > 0 && from <= to, &key, || {
+                    format!(
+                        "need from <= to and step > 0, got from = {from}, to = {to}, step = {step}"
+                    )
+                })?;
+                (0..)
+                    .map(|i| from + i * step)
+                    .take_while(|v| *v <= to)
+                    .collect()
+            }
+            _ => {
+                return self.err(
+                    &key,
+                    "give either `values = [...]` or all of `from`, `to` and `step`",
+                );
+            }
+        };
+        let ok = !values.is_empty()
+            && values
+                .iter()
+                .all(|v| (1..=u64::from(MAX_CLIENTS)).contains(v));
+        self.ensure(ok, &key, || {
+            format!("every value of clients.count must be from 1 to {MAX_CLIENTS}")
+        })?;
+        let replications = s.replications.unwrap_or(1);
+        self.ensure(replications >= 1, &key.join("replications"), || {
+            "replications must be at least 1".into()
+        })?;
+        let cells = values.len() as u64 * u64::from(replications);
+        self.ensure(cells <= 10_000_000, &key, || {
+            format!("{cells} runs per strategy is more than 10 million")
+        })?;
+        Ok(Sweep {
+            parameter,
+            values,
+            replications,
         })
     }
 
@@ -184,6 +267,19 @@ impl<'a> Checker<'a> {
                     think: self.dist(think, &key.join("think"))?,
                 })
             }
+            LoadModel::OneShot => {
+                for (field, set) in [("rate", c.rate.is_some()), ("think", c.think.is_some())] {
+                    if set {
+                        return self.err(&key.join(field), format!("`{field}` does not apply to one-shot load: each client sends one request at t = 0"));
+                    }
+                }
+                let clients = c.count.unwrap_or(1000);
+                let ok = (1..=MAX_CLIENTS).contains(&clients);
+                self.ensure(ok, &key.join("count"), || {
+                    format!("count must be from 1 to {MAX_CLIENTS}, got {clients}")
+                })?;
+                Ok(Load::OneShot { clients })
+            }
             LoadModel::Open => {
                 if c.count.is_some() {
                     return misplaced("count", "closed");
@@ -206,21 +302,44 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn server(&self, s: &ServerFile) -> Checked<ServerConfig> {
+    fn server(&self, s: &ServerFile) -> Checked<ServerModel> {
         let key = KeyPath::key("server");
-        let ok = (1..=MAX_WORKERS).contains(&s.workers);
+        if s.kind == Some(ServerKindFile::Occ) {
+            for (field, set) in [
+                ("workers", s.workers.is_some()),
+                ("queue", s.queue.is_some()),
+                ("service", s.service.is_some()),
+            ] {
+                if set {
+                    return self.err(&key.join(field), format!("`{field}` applies to kind = \"capacity\" only: the OCC record answers instantly"));
+                }
+            }
+            return Ok(ServerModel::Occ);
+        }
+        let need =
+            |field: &str| format!("a capacity server needs `{field}` (or set kind = \"occ\")");
+        let Some(workers) = s.workers else {
+            return self.err(&key, need("workers"));
+        };
+        let Some(queue) = s.queue else {
+            return self.err(&key, need("queue"));
+        };
+        let Some(service) = &s.service else {
+            return self.err(&key, need("service"));
+        };
+        let ok = (1..=MAX_WORKERS).contains(&workers);
         self.ensure(ok, &key.join("workers"), || {
-            format!("workers must be from 1 to {MAX_WORKERS}, got {}", s.workers)
+            format!("workers must be from 1 to {MAX_WORKERS}, got {workers}")
         })?;
-        let service = self.dist(&s.service, &key.join("service"))?;
+        let service = self.dist(service, &key.join("service"))?;
         self.ensure(service.mean_nanos() > 0.0, &key.join("service"), || {
             "the mean service time must be positive".into()
         })?;
-        Ok(ServerConfig {
-            workers: s.workers,
-            queue_capacity: s.queue,
+        Ok(ServerModel::Capacity(ServerConfig {
+            workers,
+            queue_capacity: queue,
             service,
-        })
+        }))
     }
 
     fn outages(&self, list: &[OutageFile], duration: SimDuration) -> Checked<Vec<Outage>> {

@@ -3,7 +3,7 @@
 
 use rand::RngExt;
 
-use super::Sim;
+use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::recorder::Gauge;
 use crate::model::client::Phase;
@@ -40,11 +40,11 @@ impl<O: Observer> Sim<'_, O> {
 
     pub(super) fn send_attempt(&mut self, slot: u32) {
         let now = self.now;
-        let timeout_at = now + self.strategy.policy.timeout;
+        let timeout_at = self.strategy.policy.timeout.map(|t| now + t);
         let r = self.slots.get(slot);
         r.attempt = r.attempt.wrapping_add(1);
         r.phase = Phase::Waiting;
-        r.attempt_deadline = timeout_at.min(r.deadline_at);
+        r.attempt_deadline = timeout_at.unwrap_or(SimTime::NEVER).min(r.deadline_at);
         let (attempt, deadline, retries, deadline_at, bad) = (
             r.attempt,
             r.attempt_deadline,
@@ -52,22 +52,26 @@ impl<O: Observer> Sim<'_, O> {
             r.deadline_at,
             r.bad,
         );
-        // Timeouts all have the same length, so they come in time order unless the
-        // request's deadline cuts one short.
         let timeout = Event::new(Kind::Timeout, slot, attempt);
-        if deadline == timeout_at {
+        if Some(deadline) == timeout_at {
+            // Timeouts all have the same length, so they come in time order.
             self.queue.push_in_order(deadline, timeout);
-        } else {
+        } else if deadline < SimTime::NEVER {
+            // The request's deadline cuts this attempt short.
             self.queue.push(deadline, timeout);
         }
+        // Against the OCC record an attempt starts with a read; otherwise the
+        // request itself goes out.
+        let kind = match self.server {
+            ServerState::Capacity(_) => Kind::AtServer,
+            ServerState::Occ(_) => Kind::ReadAtServer,
+        };
         let hop = self.world.network.sample(&mut self.rng.network);
-        self.queue.push(
-            now + hop,
-            Event {
-                aux: u32::from(bad),
-                ..Event::new(Kind::AtServer, slot, attempt)
-            },
-        );
+        let ev = Event {
+            aux: u32::from(bad),
+            ..Event::new(kind, slot, attempt)
+        };
+        self.queue.push(now + hop, ev);
         self.rec.attempt(retries > 0);
         self.obs.attempt_sent(now, slot, retries, deadline_at);
     }
@@ -94,7 +98,7 @@ impl<O: Observer> Sim<'_, O> {
         self.obs.attempt_ended(self.now, ev.slot, outcome);
         if outcome == Outcome::Ok {
             let latency = self.now - self.slots.get(ev.slot).started;
-            self.rec.success(latency);
+            self.rec.success(self.now, latency);
             self.end_request(ev.slot, None);
         } else {
             let ra =
@@ -164,6 +168,7 @@ impl<O: Observer> Sim<'_, O> {
                     .push(self.now + pause, Event::new(Kind::Begin, slot, 0));
             }
             Load::Open { .. } => self.slots.release(slot),
+            Load::OneShot { .. } => {}
         }
     }
 }

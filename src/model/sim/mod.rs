@@ -13,8 +13,9 @@ use crate::engine::{EventQueue, RngStreams, SimDuration, SimTime};
 use crate::metrics::{Bucket, Histogram, Recorder, Totals};
 use crate::model::client::Slots;
 use crate::model::event::{Event, Kind};
+use crate::model::occ::Occ;
 use crate::model::server::{Finished, Server};
-use crate::model::{Load, NoObserver, Observer, WorldConfig};
+use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
 use crate::retry::Strategy;
 
 /// Everything a run measured.
@@ -56,13 +57,21 @@ pub fn run_observed<O: Observer>(
     }
 }
 
+/// The state of the server kind the world has.
+pub(super) enum ServerState {
+    /// Workers and a queue.
+    Capacity(Server),
+    /// One record under optimistic concurrency control.
+    Occ(Occ),
+}
+
 pub(super) struct Sim<'a, O: Observer> {
     pub(super) world: &'a WorldConfig,
     pub(super) strategy: &'a Strategy,
     pub(super) queue: EventQueue<Event>,
     pub(super) rng: RngStreams,
     pub(super) slots: Slots,
-    pub(super) server: Server,
+    pub(super) server: ServerState,
     pub(super) rec: Recorder,
     pub(super) obs: &'a mut O,
     pub(super) now: SimTime,
@@ -81,8 +90,12 @@ impl<'a, O: Observer> Sim<'a, O> {
         obs: &'a mut O,
     ) -> Self {
         let (clients, arrivals) = match &world.load {
-            Load::Closed { clients, .. } => (*clients, None),
+            Load::Closed { clients, .. } | Load::OneShot { clients } => (*clients, None),
             Load::Open { rate_per_s } => (0, Exp::new(rate_per_s / 1e9).ok()),
+        };
+        let server = match &world.server {
+            ServerModel::Capacity(cfg) => ServerState::Capacity(Server::new(cfg)),
+            ServerModel::Occ => ServerState::Occ(Occ::default()),
         };
         Sim {
             world,
@@ -94,11 +107,11 @@ impl<'a, O: Observer> Sim<'a, O> {
                 4.0 * world
                     .network
                     .mean_nanos()
-                    .max(world.server.service.mean_nanos()),
+                    .max(world.server.mean_service_nanos()),
             )),
             rng: RngStreams::new(seed),
             slots: Slots::new(clients),
-            server: Server::new(&world.server),
+            server,
             rec: Recorder::new(world.duration, bucket),
             obs,
             now: SimTime::ZERO,
@@ -137,6 +150,12 @@ impl<'a, O: Observer> Sim<'a, O> {
                 }
             }
             Load::Open { .. } => self.schedule_arrival(),
+            Load::OneShot { clients } => {
+                for c in 0..*clients {
+                    self.queue
+                        .push(SimTime::ZERO, Event::new(Kind::Begin, c, 0));
+                }
+            }
         }
     }
 
@@ -161,7 +180,12 @@ impl<'a, O: Observer> Sim<'a, O> {
                 Kind::Response => self.on_response(ev),
                 Kind::Timeout => self.on_timeout(ev),
                 Kind::OutageStart => self.on_outage_start(ev.aux as usize),
-                Kind::OutageEnd => self.server.end_outage(),
+                Kind::OutageEnd => {
+                    if let ServerState::Capacity(server) = &mut self.server {
+                        server.end_outage();
+                    }
+                }
+                Kind::ReadAtServer => self.on_read_at_server(ev),
             }
         }
         self.now = end;

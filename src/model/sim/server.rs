@@ -1,7 +1,7 @@
 //! Server-side handlers: admission, service completions, answers sent back over
 //! the network, and outages.
 
-use super::Sim;
+use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::recorder::Gauge;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
@@ -22,7 +22,20 @@ impl<O: Observer> Sim<'_, O> {
             deadline,
             bad: ev.aux != 0,
         };
-        match self.server.admit(job, self.now, &mut self.rng.service) {
+        let server = match &mut self.server {
+            ServerState::Capacity(server) => server,
+            ServerState::Occ(record) => {
+                // The write of an OCC attempt; `aux` is the version it read.
+                let outcome = if record.write(ev.aux) {
+                    Outcome::Ok
+                } else {
+                    Outcome::Status409
+                };
+                self.respond(Job { bad: false, ..job }, outcome, None);
+                return;
+            }
+        };
+        match server.admit(job, self.now, &mut self.rng.service) {
             Admission::Started { worker, done_at } => self.schedule_done(worker, done_at),
             Admission::Queued => {}
             Admission::Rejected(Rejection::Refused) => {
@@ -36,24 +49,54 @@ impl<O: Observer> Sim<'_, O> {
         self.update_server_gauges();
     }
 
+    /// OCC: the read of an attempt reaches the record. The version goes back to
+    /// the client, which at once sends its conditional write carrying it; as the
+    /// client does nothing else in between, both hops are scheduled here and the
+    /// write is the next event. A client that stopped waiting before the version
+    /// arrived sends no write.
+    pub(super) fn on_read_at_server(&mut self, ev: Event) {
+        let ServerState::Occ(record) = &self.server else {
+            return;
+        };
+        let version = record.read();
+        let back = self.world.network.sample(&mut self.rng.network);
+        let out = self.world.network.sample(&mut self.rng.network);
+        let Some(deadline) = self.live_deadline(ev.slot, ev.attempt) else {
+            return;
+        };
+        if self.now + back >= deadline {
+            return;
+        }
+        let write = Event {
+            aux: version,
+            ..Event::new(Kind::AtServer, ev.slot, ev.attempt)
+        };
+        self.queue.push(self.now + back + out, write);
+    }
+
     pub(super) fn schedule_done(&mut self, worker: u32, done_at: SimTime) {
-        self.queue.push(
-            done_at,
-            Event::new(Kind::ServiceDone, worker, self.server.epoch()),
-        );
+        let ServerState::Capacity(server) = &self.server else {
+            return;
+        };
+        let ev = Event::new(Kind::ServiceDone, worker, server.epoch());
+        self.queue.push(done_at, ev);
     }
 
     pub(super) fn update_server_gauges(&mut self) {
-        self.rec
-            .set(Gauge::Queue, self.now, self.server.queue_len() as u64);
-        self.rec
-            .set(Gauge::Busy, self.now, self.server.busy() as u64);
+        let ServerState::Capacity(server) = &self.server else {
+            return;
+        };
+        let (queued, busy) = (server.queue_len() as u64, server.busy() as u64);
+        self.rec.set(Gauge::Queue, self.now, queued);
+        self.rec.set(Gauge::Busy, self.now, busy);
     }
 
     pub(super) fn on_service_done(&mut self, ev: Event) {
+        let ServerState::Capacity(server) = &mut self.server else {
+            return;
+        };
         let Some((done, next)) =
-            self.server
-                .complete(ev.slot, ev.attempt, self.now, &mut self.rng.service)
+            server.complete(ev.slot, ev.attempt, self.now, &mut self.rng.service)
         else {
             return;
         };
@@ -99,9 +142,11 @@ impl<O: Observer> Sim<'_, O> {
         let Some(outage) = self.world.outages.get(index) else {
             return;
         };
+        let ServerState::Capacity(server) = &mut self.server else {
+            return;
+        };
         let mut flushed = std::mem::take(&mut self.flushed);
-        self.server
-            .begin_outage(outage.kind, self.now, &mut flushed);
+        server.begin_outage(outage.kind, self.now, &mut flushed);
         let reply = match outage.kind {
             OutageKind::Reset => Some((Outcome::Reset, None)),
             OutageKind::Unavailable { retry_after } => Some((Outcome::Status503, retry_after)),
