@@ -59,6 +59,10 @@ pub struct Totals {
     pub latency_sum_ns: u128,
     /// When the last logical request succeeded, ns (0 if none did).
     pub last_success_ns: u64,
+    /// Attempts that left the capacity server (served, or flushed by an outage).
+    pub server_departures: u64,
+    /// Their total time in the server (queue and service), ns.
+    pub server_sojourn_ns: u128,
 }
 
 impl Totals {
@@ -223,6 +227,13 @@ impl Recorder {
         if wasted {
             self.totals.wasted_ns += service.0;
         }
+    }
+
+    /// An attempt left the server after `sojourn` in it (queue and service).
+    #[inline]
+    pub fn departure(&mut self, sojourn: SimDuration) {
+        self.totals.server_departures += 1;
+        self.totals.server_sojourn_ns += u128::from(sojourn.0);
     }
 
     /// Closes the remaining buckets (the run ends at the end of the last one) and

@@ -19,6 +19,8 @@ pub struct Job {
     pub deadline: SimTime,
     /// A permanently bad request: answered 400.
     pub bad: bool,
+    /// When it reached the server.
+    pub arrived: SimTime,
 }
 
 /// What became of an arriving attempt.
@@ -220,6 +222,7 @@ mod tests {
             attempt: 1,
             deadline: SimTime::NEVER,
             bad: false,
+            arrived: SimTime::ZERO,
         }
     }
 

@@ -69,7 +69,11 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                 fill,
             );
             chart.draw_series(std::iter::once(bar)).map_err(draw_err)?;
-            let label = t.map_or("never recovered".to_string(), |t| format!("{t:.1} s"));
+            let label = match t {
+                Some(t) => format!("{t:.1} s"),
+                None if report.outages.is_empty() => "no outage".to_string(),
+                None => "never recovered".to_string(),
+            };
             let anchor = Pos::new(HPos::Center, VPos::Bottom);
             let text_y = if t.is_some() { top } else { y_max * 0.5 };
             let text = Text::new(

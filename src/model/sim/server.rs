@@ -21,6 +21,7 @@ impl<O: Observer> Sim<'_, O> {
             attempt: ev.attempt,
             deadline,
             bad: ev.aux != 0,
+            arrived: self.now,
         };
         let server = match &mut self.server {
             ServerState::Capacity(server) => server,
@@ -110,6 +111,7 @@ impl<O: Observer> Sim<'_, O> {
         };
         let delivered = self.respond(done.job, outcome, None);
         self.rec.work(done.service, !delivered);
+        self.rec.departure(self.now - done.job.arrived);
         self.update_server_gauges();
     }
 
@@ -155,6 +157,7 @@ impl<O: Observer> Sim<'_, O> {
         for f in flushed.drain(..) {
             // Service cut short is work nobody can use.
             self.rec.work(f.service, true);
+            self.rec.departure(self.now - f.job.arrived);
             if let Some((outcome, ra)) = reply {
                 self.respond(f.job, outcome, ra);
             }

@@ -1,0 +1,174 @@
+//! The capacity server against queueing theory (REFERENCE.md section 6): with
+//! open-loop Poisson arrivals, no outages and no retries it is a textbook queue.
+//!
+//! Each check runs R independent replications (seeds 1..=R) in parallel and
+//! compares the grand mean with the closed form. Successive sojourn times are
+//! strongly correlated, so the spread is measured, not assumed: every test also
+//! asserts that the standard error across replications is below a third of its
+//! tolerance, so that a pass means the engine agrees within the tolerance (at
+//! three standard errors), not that the run was too short to tell.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use retry_storm::model;
+use retry_storm::scenario;
+
+/// A single-queue world: Poisson arrivals at `rate`, `workers` servers with
+/// service `service` (a TOML distribution), zero network latency, no retries.
+fn queue_scenario(rate: f64, workers: u32, service: &str, duration_s: u64) -> scenario::Scenario {
+    let src = format!(
+        r#"
+duration = "{duration_s}s"
+[clients]
+model = "open"
+rate = {rate:.1}
+[network]
+latency = {{ dist = "constant", value = "0s" }}
+[server]
+workers = {workers}
+queue = 4000000000
+service = {service}
+[metrics]
+bucket = "1s"
+[[strategy]]
+name = "no-retries"
+max_retries = 0
+timeout = "none"
+"#
+    );
+    scenario::parse(&src, Path::new("queue.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Mean time in system (first attempt to answer, = sojourn with no network) of
+/// each replication, seconds.
+fn sojourns(s: &scenario::Scenario, replications: u64) -> Vec<f64> {
+    (1..=replications)
+        .into_par_iter()
+        .map(|seed| {
+            let r = model::run(&s.world, &s.strategies[0], seed, s.metrics.bucket);
+            assert_eq!(
+                r.totals.failed(),
+                0,
+                "an unbounded queue never fails a request"
+            );
+            r.totals.latency_sum_ns as f64 / r.totals.succeeded as f64 / 1e9
+        })
+        .collect()
+}
+
+/// Grand mean and its standard error.
+fn mean_se(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
+fn check(name: &str, measured: &[f64], expected: f64, tolerance: f64) {
+    let (m, se) = mean_se(measured);
+    let rel = (m - expected).abs() / expected;
+    eprintln!(
+        "{name}: measured {m:.6} s, theory {expected:.6} s, {:+.2}%, SE {:.2}%",
+        100.0 * (m / expected - 1.0),
+        100.0 * se / expected
+    );
+    assert!(
+        se / expected < tolerance / 3.0,
+        "{name}: standard error {:.3}% too large to test {tolerance}",
+        100.0 * se / expected
+    );
+    assert!(
+        rel < tolerance,
+        "{name}: measured {m:.6} s, theory {expected:.6} s ({:.2}% off, SE {:.2}%)",
+        100.0 * rel,
+        100.0 * se / expected
+    );
+}
+
+/// Erlang C: the probability that an arrival waits in M/M/c with offered load a.
+fn erlang_c(c: u32, a: f64) -> f64 {
+    let rho = a / f64::from(c);
+    let mut term = 1.0; // a^k / k!
+    let mut sum = 0.0;
+    for k in 0..c {
+        sum += term;
+        term *= a / f64::from(k + 1);
+    }
+    // term is now a^c / c!
+    let top = term / (1.0 - rho);
+    top / (sum + top)
+}
+
+#[test]
+fn mm1_at_utilisation_one_half() {
+    // lambda = 500/s, mu = 1000/s: W = 1 / (mu - lambda) = 2 ms.
+    let s = queue_scenario(500.0, 1, r#"{ dist = "exponential", mean = "1ms" }"#, 400);
+    check("M/M/1 rho 0.5", &sojourns(&s, 8), 1.0 / 500.0, 0.03);
+}
+
+#[test]
+fn mm1_at_utilisation_nine_tenths() {
+    // lambda = 900/s, mu = 1000/s: W = 10 ms. At rho = 0.9 the queue relaxes in
+    // about 1 / (mu (1 - sqrt(rho))^2) = 0.4 s and sojourns are highly
+    // correlated; 16 runs of 1000 s bring the standard error under 1%.
+    let s = queue_scenario(900.0, 1, r#"{ dist = "exponential", mean = "1ms" }"#, 1000);
+    check("M/M/1 rho 0.9", &sojourns(&s, 16), 1.0 / 100.0, 0.03);
+}
+
+#[test]
+fn mmc_with_eight_servers_at_utilisation_eight_tenths() {
+    // c = 8, mu = 1000/s each, lambda = 6400/s: W = C(8, 6.4) / (c mu - lambda) + 1/mu.
+    let s = queue_scenario(6400.0, 8, r#"{ dist = "exponential", mean = "1ms" }"#, 100);
+    let w = erlang_c(8, 6.4) / (8000.0 - 6400.0) + 1.0 / 1000.0;
+    check("M/M/8 rho 0.8", &sojourns(&s, 8), w, 0.03);
+}
+
+#[test]
+fn md1_at_utilisation_eight_tenths() {
+    // Constant 1 ms service, lambda = 800/s: Pollaczek-Khinchine gives the mean
+    // wait Wq = rho / (2 mu (1 - rho)) = 2 ms; the test compares the wait alone
+    // (sojourn minus the 1 ms service).
+    let s = queue_scenario(800.0, 1, r#"{ dist = "constant", value = "1ms" }"#, 400);
+    let waits: Vec<f64> = sojourns(&s, 8).iter().map(|w| w - 0.001).collect();
+    check("M/D/1 rho 0.8", &waits, 0.8 / (2.0 * 1000.0 * 0.2), 0.03);
+}
+
+#[test]
+fn erlang_c_matches_known_values() {
+    // One server: C(1, a) = a (the probability that the server is busy).
+    assert!((erlang_c(1, 0.7) - 0.7).abs() < 1e-12);
+    // Two servers, a = 1: C = (1/2 / (1 - 1/2)) / (1 + 1 + 1) = 1/3.
+    assert!((erlang_c(2, 1.0) - 1.0 / 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn littles_law_holds_through_retries_and_an_outage() {
+    // The outage scenario (closed loop, a crash, retries, queue flushes): over
+    // the run, the time-average number in the server L equals its throughput
+    // lambda (departures per second, flushed jobs included) times the mean time
+    // in it W. Only jobs still inside at the end (a few dozen against ~60 000
+    // departures) separate the two sides; 1% is generous.
+    let s = scenario::load(Path::new("scenarios/outage.toml")).unwrap();
+    for strategy in &s.strategies {
+        let r = model::run(&s.world, strategy, s.seed, s.metrics.bucket);
+        let l =
+            r.buckets.iter().map(|b| b.queue_len + b.busy).sum::<f64>() / r.buckets.len() as f64;
+        let t = &r.totals;
+        let lambda = t.server_departures as f64 / s.world.duration.as_secs_f64();
+        let w = t.server_sojourn_ns as f64 / t.server_departures as f64 / 1e9;
+        let rel = (l - lambda * w).abs() / l;
+        eprintln!(
+            "Little, {}: L = {l:.4}, lambda W = {:.4} ({:+.3}%)",
+            strategy.name,
+            lambda * w,
+            100.0 * (lambda * w / l - 1.0)
+        );
+        assert!(
+            rel < 0.01,
+            "{}: L = {l}, lambda W = {}",
+            strategy.name,
+            lambda * w
+        );
+    }
+}
