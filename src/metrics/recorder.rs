@@ -63,6 +63,10 @@ pub struct Totals {
     pub server_departures: u64,
     /// Their total time in the server (queue and service), ns.
     pub server_sojourn_ns: u128,
+    /// Arrivals answered 429 by load shedding.
+    pub shed: u64,
+    /// Queued attempts dropped unserved because their clients had stopped waiting.
+    pub expired_dropped: u64,
 }
 
 impl Totals {
@@ -227,6 +231,16 @@ impl Recorder {
         if wasted {
             self.totals.wasted_ns += service.0;
         }
+    }
+
+    /// An arrival was shed (answered 429).
+    pub fn shed(&mut self) {
+        self.totals.shed += 1;
+    }
+
+    /// A queued attempt was dropped unserved: its client had stopped waiting.
+    pub fn expired_dropped(&mut self) {
+        self.totals.expired_dropped += 1;
     }
 
     /// An attempt left the server after `sojourn` in it (queue and service).

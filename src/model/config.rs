@@ -69,6 +69,32 @@ pub struct ServerConfig {
     pub queue_capacity: u32,
     /// Service time of one request at full capacity.
     pub service: Dist,
+    /// Which waiting request a free worker takes (default FIFO).
+    pub discipline: Discipline,
+    /// Drop, unserved, a queued request whose client has stopped waiting (its
+    /// timeout or deadline has passed, as a propagated deadline tells the server).
+    pub drop_expired: bool,
+    /// Load shedding: answer 429 at once when this many requests already wait.
+    pub shed: Option<Shedding>,
+}
+
+/// Queue discipline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Discipline {
+    /// Oldest first.
+    Fifo,
+    /// Newest first: under overload the requests served are the ones whose
+    /// clients are still waiting (REFERENCE.md section 5).
+    Lifo,
+}
+
+/// Load shedding settings (REFERENCE.md section 5).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shedding {
+    /// Queue length at which arrivals are shed.
+    pub at: u32,
+    /// Retry-After of each 429.
+    pub retry_after: Option<SimDuration>,
 }
 
 impl ServerConfig {

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 
 use crate::engine::{SimDuration, SimTime};
-use crate::model::{Dist, OutageKind, ServerConfig};
+use crate::model::{Discipline, Dist, OutageKind, ServerConfig, Shedding};
 
 /// One attempt inside the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +44,8 @@ pub enum Admission {
 /// An immediate error answer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rejection {
+    /// 429: shed because the queue is past its threshold, with a Retry-After.
+    Shed(Option<SimDuration>),
     /// Connection refused: the server is down.
     Refused,
     /// 503, with a Retry-After if any.
@@ -59,6 +61,9 @@ struct Running {
 /// The server's state during a run.
 pub struct Server {
     service: Dist,
+    discipline: Discipline,
+    drop_expired: bool,
+    shed: Option<Shedding>,
     queue_capacity: usize,
     running: Vec<Option<Running>>,
     free: Vec<u32>,
@@ -83,6 +88,9 @@ impl Server {
     pub fn new(cfg: &ServerConfig) -> Self {
         Server {
             service: cfg.service.clone(),
+            discipline: cfg.discipline,
+            drop_expired: cfg.drop_expired,
+            shed: cfg.shed,
             queue_capacity: cfg.queue_capacity as usize,
             running: vec![None; cfg.workers as usize],
             free: (0..cfg.workers).rev().collect(),
@@ -134,8 +142,14 @@ impl Server {
             Some(OutageKind::Blackhole) => return Admission::Dropped,
             Some(OutageKind::Brownout { .. }) | None => {}
         }
+        if self.drop_expired && job.deadline <= now {
+            return Admission::Dropped;
+        }
         if let Some((worker, done_at)) = self.start(job, now, rng) {
             return Admission::Started { worker, done_at };
+        }
+        if let Some(shed) = self.shed.filter(|s| self.queue.len() >= s.at as usize) {
+            return Admission::Rejected(Rejection::Shed(shed.retry_after));
         }
         if self.queue.len() < self.queue_capacity {
             self.queue.push_back(job);
@@ -146,13 +160,15 @@ impl Server {
 
     /// Worker `worker` finishes at `now` the job it started in `epoch`. Returns the
     /// finished job (None if the completion is stale) and the next job started on
-    /// the freed worker, with its completion time.
+    /// the freed worker, with its completion time. Queued jobs dropped unserved
+    /// because their clients stopped waiting are appended to `dropped`.
     pub fn complete<R: Rng + ?Sized>(
         &mut self,
         worker: u32,
         epoch: u32,
         now: SimTime,
         rng: &mut R,
+        dropped: &mut Vec<Job>,
     ) -> Option<(Finished, Option<(u32, SimTime)>)> {
         if epoch != self.epoch {
             return None;
@@ -163,9 +179,16 @@ impl Server {
             job: running.job,
             service: now - running.started,
         };
-        let next = match self.queue.pop_front() {
-            Some(job) => self.start(job, now, rng),
-            None => None,
+        let next = loop {
+            let job = match self.discipline {
+                Discipline::Fifo => self.queue.pop_front(),
+                Discipline::Lifo => self.queue.pop_back(),
+            };
+            match job {
+                Some(job) if self.drop_expired && job.deadline <= now => dropped.push(job),
+                Some(job) => break self.start(job, now, rng),
+                None => break None,
+            }
         };
         Some((finished, next))
     }
@@ -213,6 +236,9 @@ mod tests {
             workers,
             queue_capacity: queue,
             service: Dist::constant(SimDuration(10)),
+            discipline: Discipline::Fifo,
+            drop_expired: false,
+            shed: None,
         }
     }
 
@@ -260,12 +286,12 @@ mod tests {
         s.admit(job(1), SimTime(1), &mut rng);
         s.admit(job(2), SimTime(2), &mut rng);
         let (done, next) = s
-            .complete(worker, s.epoch(), SimTime(10), &mut rng)
+            .complete(worker, s.epoch(), SimTime(10), &mut rng, &mut Vec::new())
             .unwrap();
         assert_eq!((done.job.slot, done.service), (0, SimDuration(10)));
         assert_eq!(next, Some((worker, SimTime(20))));
         let (done, _) = s
-            .complete(worker, s.epoch(), SimTime(20), &mut rng)
+            .complete(worker, s.epoch(), SimTime(20), &mut rng, &mut Vec::new())
             .unwrap();
         assert_eq!(done.job.slot, 1);
     }
@@ -281,7 +307,7 @@ mod tests {
         s.begin_outage(OutageKind::Reset, SimTime(4), &mut flushed);
         let slots: Vec<_> = flushed.iter().map(|f| (f.job.slot, f.service.0)).collect();
         assert_eq!(slots, [(0, 4), (1, 0)]);
-        assert_eq!(s.complete(0, epoch, SimTime(10), &mut rng), None);
+        assert_eq!(s.complete(0, epoch, SimTime(10), &mut rng, &mut Vec::new()), None);
         assert_eq!(
             s.admit(job(2), SimTime(5), &mut rng),
             Admission::Rejected(Rejection::Refused)
@@ -314,5 +340,47 @@ mod tests {
         s.begin_outage(OutageKind::Blackhole, SimTime(1), &mut flushed);
         assert_eq!(flushed.len(), 1, "the job in service is lost");
         assert_eq!(s.admit(job(1), SimTime(2), &mut rng), Admission::Dropped);
+    }
+
+    fn job_due(slot: u32, deadline: u64) -> Job {
+        Job { deadline: SimTime(deadline), ..job(slot) }
+    }
+
+    #[test]
+    fn lifo_serves_the_newest_waiting_job() {
+        let mut rng = stream(1, Stream::Service);
+        let mut s = Server::new(&ServerConfig { discipline: Discipline::Lifo, ..cfg(1, 5) });
+        s.admit(job(0), SimTime(0), &mut rng);
+        s.admit(job(1), SimTime(1), &mut rng);
+        s.admit(job(2), SimTime(2), &mut rng);
+        let (done, _) = s.complete(0, s.epoch(), SimTime(10), &mut rng, &mut Vec::new()).unwrap();
+        assert_eq!(done.job.slot, 0);
+        let (done, _) = s.complete(0, s.epoch(), SimTime(20), &mut rng, &mut Vec::new()).unwrap();
+        assert_eq!(done.job.slot, 2, "the newest waiting job went first");
+    }
+
+    #[test]
+    fn expired_jobs_are_dropped_unserved() {
+        let mut rng = stream(1, Stream::Service);
+        let mut s = Server::new(&ServerConfig { drop_expired: true, ..cfg(1, 5) });
+        s.admit(job(0), SimTime(0), &mut rng);
+        s.admit(job_due(1, 5), SimTime(1), &mut rng); // its client stops waiting at t = 5
+        s.admit(job_due(2, 50), SimTime(2), &mut rng);
+        let mut dropped = Vec::new();
+        let (_, next) = s.complete(0, s.epoch(), SimTime(10), &mut rng, &mut dropped).unwrap();
+        assert_eq!(dropped.iter().map(|j| j.slot).collect::<Vec<_>>(), [1]);
+        assert_eq!(next, Some((0, SimTime(20))), "slot 2 is served at once");
+        assert_eq!(s.admit(job_due(3, 11), SimTime(11), &mut rng), Admission::Dropped);
+    }
+
+    #[test]
+    fn shedding_answers_429_past_the_threshold() {
+        let mut rng = stream(1, Stream::Service);
+        let ra = Some(SimDuration::from_secs(1));
+        let mut s = Server::new(&ServerConfig { shed: Some(Shedding { at: 2, retry_after: ra }), ..cfg(1, 10) });
+        s.admit(job(0), SimTime(0), &mut rng);
+        assert_eq!(s.admit(job(1), SimTime(0), &mut rng), Admission::Queued);
+        assert_eq!(s.admit(job(2), SimTime(0), &mut rng), Admission::Queued);
+        assert_eq!(s.admit(job(3), SimTime(0), &mut rng), Admission::Rejected(Rejection::Shed(ra)));
     }
 }

@@ -105,6 +105,24 @@ pub struct ServerFile {
     pub queue: Option<u32>,
     /// Capacity: service time.
     pub service: Option<DistFile>,
+    /// Capacity: `fifo` (default) or `lifo`.
+    pub discipline: Option<DisciplineFile>,
+    /// Capacity: drop queued requests whose clients stopped waiting (default false).
+    pub drop_expired: Option<bool>,
+    /// Capacity: shed (429) arrivals when this many requests wait.
+    pub shed_at: Option<u32>,
+    /// Capacity: Retry-After of each 429 from shedding (whole seconds).
+    pub shed_retry_after: Option<DurationValue>,
+}
+
+/// Queue discipline names.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DisciplineFile {
+    /// Oldest first.
+    Fifo,
+    /// Newest first.
+    Lifo,
 }
 
 /// Server kind names.

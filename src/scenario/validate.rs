@@ -10,7 +10,7 @@ use super::schema::*;
 use super::{Scenario, Sweep, SweepParameter};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
-use crate::model::{Dist, Load, Outage, OutageKind, ServerConfig, ServerModel, WorldConfig};
+use crate::model::{Discipline, Dist, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig};
 
 /// Builds errors that point into one file.
 pub struct Checker<'a> {
@@ -119,6 +119,13 @@ impl<'a> Checker<'a> {
             metrics,
             strategies,
             sweep,
+        })
+    }
+
+    /// Retry-After values travel as whole seconds (RFC 9110 delay-seconds).
+    fn whole_seconds(&self, d: SimDuration, key: &KeyPath) -> Checked<()> {
+        self.ensure(d.0 % 1_000_000_000 == 0, key, || {
+            format!("Retry-After carries whole seconds (RFC 9110 delay-seconds): got {d}")
         })
     }
 
@@ -309,6 +316,10 @@ impl<'a> Checker<'a> {
                 ("workers", s.workers.is_some()),
                 ("queue", s.queue.is_some()),
                 ("service", s.service.is_some()),
+                ("discipline", s.discipline.is_some()),
+                ("drop_expired", s.drop_expired.is_some()),
+                ("shed_at", s.shed_at.is_some()),
+                ("shed_retry_after", s.shed_retry_after.is_some()),
             ] {
                 if set {
                     return self.err(&key.join(field), format!("`{field}` applies to kind = \"capacity\" only: the OCC record answers instantly"));
@@ -335,10 +346,26 @@ impl<'a> Checker<'a> {
         self.ensure(service.mean_nanos() > 0.0, &key.join("service"), || {
             "the mean service time must be positive".into()
         })?;
+        let shed = match (s.shed_at, s.shed_retry_after) {
+            (Some(at), ra) => {
+                if let Some(ra) = ra {
+                    self.whole_seconds(ra.0, &key.join("shed_retry_after"))?;
+                }
+                Some(Shedding { at, retry_after: ra.map(|d| d.0) })
+            }
+            (None, Some(_)) => return self.err(&key.join("shed_retry_after"), "shed_retry_after needs shed_at, the queue length at which to shed"),
+            (None, None) => None,
+        };
         Ok(ServerModel::Capacity(ServerConfig {
             workers,
             queue_capacity: queue,
             service,
+            discipline: match s.discipline {
+                Some(DisciplineFile::Lifo) => Discipline::Lifo,
+                Some(DisciplineFile::Fifo) | None => Discipline::Fifo,
+            },
+            drop_expired: s.drop_expired.unwrap_or(false),
+            shed,
         }))
     }
 
@@ -376,10 +403,7 @@ impl<'a> Checker<'a> {
                 OutageKindFile::Blackhole => OutageKind::Blackhole,
                 OutageKindFile::Unavailable => {
                     if let Some(ra) = o.retry_after {
-                        let whole = ra.0.0 % 1_000_000_000 == 0;
-                        self.ensure(whole, &key.join("retry_after"), || {
-                            format!("Retry-After carries whole seconds (RFC 9110 delay-seconds): got {}", ra.0)
-                        })?;
+                        self.whole_seconds(ra.0, &key.join("retry_after"))?;
                     }
                     OutageKind::Unavailable {
                         retry_after: o.retry_after.map(|d| d.0),

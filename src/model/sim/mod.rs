@@ -14,7 +14,7 @@ use crate::metrics::{Bucket, Histogram, Recorder, Totals};
 use crate::model::client::Slots;
 use crate::model::event::{Event, Kind};
 use crate::model::occ::Occ;
-use crate::model::server::{Finished, Server};
+use crate::model::server::{Finished, Job, Server};
 use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
 use crate::retry::Strategy;
 
@@ -79,6 +79,8 @@ pub(super) struct Sim<'a, O: Observer> {
     pub(super) arrivals: Option<Exp<f64>>,
     /// Reused buffer for jobs flushed by an outage.
     pub(super) flushed: Vec<Finished>,
+    /// Reused buffer for queued jobs dropped because their clients gave up.
+    pub(super) dropped: Vec<Job>,
 }
 
 impl<'a, O: Observer> Sim<'a, O> {
@@ -117,6 +119,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             now: SimTime::ZERO,
             arrivals,
             flushed: Vec::new(),
+            dropped: Vec::new(),
         }
     }
 

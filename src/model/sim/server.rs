@@ -45,6 +45,10 @@ impl<O: Observer> Sim<'_, O> {
             Admission::Rejected(Rejection::Unavailable(ra)) => {
                 self.respond(job, Outcome::Status503, ra);
             }
+            Admission::Rejected(Rejection::Shed(ra)) => {
+                self.rec.shed();
+                self.respond(job, Outcome::Status429, ra);
+            }
             Admission::Dropped => {}
         }
         self.update_server_gauges();
@@ -96,9 +100,14 @@ impl<O: Observer> Sim<'_, O> {
         let ServerState::Capacity(server) = &mut self.server else {
             return;
         };
-        let Some((done, next)) =
-            server.complete(ev.slot, ev.attempt, self.now, &mut self.rng.service)
-        else {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        let completed = server.complete(ev.slot, ev.attempt, self.now, &mut self.rng.service, &mut dropped);
+        for job in dropped.drain(..) {
+            self.rec.expired_dropped();
+            self.rec.departure(self.now - job.arrived);
+        }
+        self.dropped = dropped;
+        let Some((done, next)) = completed else {
             return;
         };
         if let Some((worker, done_at)) = next {
