@@ -5,7 +5,7 @@ use crate::metrics::Report;
 use crate::retry::Outcome;
 
 /// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 24] = [
+pub const COLUMNS: [&str; 27] = [
     "strategy",
     "logical_requests",
     "succeeded",
@@ -30,6 +30,9 @@ pub const COLUMNS: [&str; 24] = [
     "events",
     "seed",
     "latency_mean_s",
+    "retries_denied_by_budget",
+    "shed",
+    "expired_dropped",
 ];
 
 /// Writes `summary.csv`.
@@ -76,6 +79,9 @@ impl Exporter for SummaryCsv {
                 t.events.to_string(),
                 report.seed.to_string(),
                 fixed(s.latency_mean_s, 6),
+                t.failed_budget.to_string(),
+                t.shed.to_string(),
+                t.expired_dropped.to_string(),
             ]
         });
         to_csv(std::iter::once(header).chain(rows))

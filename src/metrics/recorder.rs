@@ -42,6 +42,8 @@ pub struct Totals {
     pub failed_exhausted: u64,
     /// Given up at the request's deadline.
     pub failed_deadline: u64,
+    /// Given up because the retry budget refused a retry.
+    pub failed_budget: u64,
     /// Attempts sent.
     pub attempts: u64,
     /// Of which retries.
@@ -72,7 +74,10 @@ pub struct Totals {
 impl Totals {
     /// Logical requests that failed, for any reason.
     pub fn failed(&self) -> u64 {
-        self.failed_not_retryable + self.failed_exhausted + self.failed_deadline
+        self.failed_not_retryable
+            + self.failed_exhausted
+            + self.failed_deadline
+            + self.failed_budget
     }
 }
 
@@ -221,6 +226,7 @@ impl Recorder {
             GiveUp::NotRetryable => t.failed_not_retryable += 1,
             GiveUp::RetriesExhausted => t.failed_exhausted += 1,
             GiveUp::DeadlineExceeded => t.failed_deadline += 1,
+            GiveUp::BudgetDenied => t.failed_budget += 1,
         }
     }
 

@@ -30,6 +30,8 @@ pub struct Request {
     pub attempt: u32,
     /// Retries this request has made.
     pub retries: u32,
+    /// What the retry budget charged for its latest retry (refunded on success).
+    pub charged: u32,
     /// Where it is.
     pub phase: Phase,
     /// Permanently bad: the server answers 400.
@@ -45,6 +47,7 @@ impl Default for Request {
             previous_delay: SimDuration::ZERO,
             attempt: 0,
             retries: 0,
+            charged: 0,
             phase: Phase::Idle,
             bad: false,
         }

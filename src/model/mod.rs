@@ -10,7 +10,9 @@ pub mod occ;
 pub mod server;
 pub mod sim;
 
-pub use config::{Discipline, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig};
+pub use config::{
+    Discipline, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig,
+};
 pub use dist::Dist;
 pub use observer::{NoObserver, Observer};
 pub use sim::{RunResult, run, run_observed};

@@ -307,7 +307,10 @@ mod tests {
         s.begin_outage(OutageKind::Reset, SimTime(4), &mut flushed);
         let slots: Vec<_> = flushed.iter().map(|f| (f.job.slot, f.service.0)).collect();
         assert_eq!(slots, [(0, 4), (1, 0)]);
-        assert_eq!(s.complete(0, epoch, SimTime(10), &mut rng, &mut Vec::new()), None);
+        assert_eq!(
+            s.complete(0, epoch, SimTime(10), &mut rng, &mut Vec::new()),
+            None
+        );
         assert_eq!(
             s.admit(job(2), SimTime(5), &mut rng),
             Admission::Rejected(Rejection::Refused)
@@ -343,44 +346,71 @@ mod tests {
     }
 
     fn job_due(slot: u32, deadline: u64) -> Job {
-        Job { deadline: SimTime(deadline), ..job(slot) }
+        Job {
+            deadline: SimTime(deadline),
+            ..job(slot)
+        }
     }
 
     #[test]
     fn lifo_serves_the_newest_waiting_job() {
         let mut rng = stream(1, Stream::Service);
-        let mut s = Server::new(&ServerConfig { discipline: Discipline::Lifo, ..cfg(1, 5) });
+        let mut s = Server::new(&ServerConfig {
+            discipline: Discipline::Lifo,
+            ..cfg(1, 5)
+        });
         s.admit(job(0), SimTime(0), &mut rng);
         s.admit(job(1), SimTime(1), &mut rng);
         s.admit(job(2), SimTime(2), &mut rng);
-        let (done, _) = s.complete(0, s.epoch(), SimTime(10), &mut rng, &mut Vec::new()).unwrap();
+        let (done, _) = s
+            .complete(0, s.epoch(), SimTime(10), &mut rng, &mut Vec::new())
+            .unwrap();
         assert_eq!(done.job.slot, 0);
-        let (done, _) = s.complete(0, s.epoch(), SimTime(20), &mut rng, &mut Vec::new()).unwrap();
+        let (done, _) = s
+            .complete(0, s.epoch(), SimTime(20), &mut rng, &mut Vec::new())
+            .unwrap();
         assert_eq!(done.job.slot, 2, "the newest waiting job went first");
     }
 
     #[test]
     fn expired_jobs_are_dropped_unserved() {
         let mut rng = stream(1, Stream::Service);
-        let mut s = Server::new(&ServerConfig { drop_expired: true, ..cfg(1, 5) });
+        let mut s = Server::new(&ServerConfig {
+            drop_expired: true,
+            ..cfg(1, 5)
+        });
         s.admit(job(0), SimTime(0), &mut rng);
         s.admit(job_due(1, 5), SimTime(1), &mut rng); // its client stops waiting at t = 5
         s.admit(job_due(2, 50), SimTime(2), &mut rng);
         let mut dropped = Vec::new();
-        let (_, next) = s.complete(0, s.epoch(), SimTime(10), &mut rng, &mut dropped).unwrap();
+        let (_, next) = s
+            .complete(0, s.epoch(), SimTime(10), &mut rng, &mut dropped)
+            .unwrap();
         assert_eq!(dropped.iter().map(|j| j.slot).collect::<Vec<_>>(), [1]);
         assert_eq!(next, Some((0, SimTime(20))), "slot 2 is served at once");
-        assert_eq!(s.admit(job_due(3, 11), SimTime(11), &mut rng), Admission::Dropped);
+        assert_eq!(
+            s.admit(job_due(3, 11), SimTime(11), &mut rng),
+            Admission::Dropped
+        );
     }
 
     #[test]
     fn shedding_answers_429_past_the_threshold() {
         let mut rng = stream(1, Stream::Service);
         let ra = Some(SimDuration::from_secs(1));
-        let mut s = Server::new(&ServerConfig { shed: Some(Shedding { at: 2, retry_after: ra }), ..cfg(1, 10) });
+        let mut s = Server::new(&ServerConfig {
+            shed: Some(Shedding {
+                at: 2,
+                retry_after: ra,
+            }),
+            ..cfg(1, 10)
+        });
         s.admit(job(0), SimTime(0), &mut rng);
         assert_eq!(s.admit(job(1), SimTime(0), &mut rng), Admission::Queued);
         assert_eq!(s.admit(job(2), SimTime(0), &mut rng), Admission::Queued);
-        assert_eq!(s.admit(job(3), SimTime(0), &mut rng), Admission::Rejected(Rejection::Shed(ra)));
+        assert_eq!(
+            s.admit(job(3), SimTime(0), &mut rng),
+            Admission::Rejected(Rejection::Shed(ra))
+        );
     }
 }

@@ -4,6 +4,7 @@
 use rand::Rng;
 
 use super::backoff::Backoff;
+use super::budget::BudgetConfig;
 use super::outcome::{Outcome, OutcomeSet};
 use crate::engine::{SimDuration, SimTime};
 
@@ -16,6 +17,8 @@ pub enum GiveUp {
     RetriesExhausted,
     /// The next attempt would start at or after the request's deadline.
     DeadlineExceeded,
+    /// The retry budget refused the retry.
+    BudgetDenied,
 }
 
 /// What to do after a failed attempt.
@@ -108,6 +111,8 @@ pub struct Strategy {
     pub backoff: Backoff,
     /// Whether to retry at all.
     pub policy: RetryPolicy,
+    /// A retry budget shared by every client of the run, if any.
+    pub budget: Option<BudgetConfig>,
 }
 
 #[cfg(test)]

@@ -328,4 +328,49 @@ pub struct RetryFile {
     pub use_retry_after: Option<bool>,
     /// Larger Retry-After values are ignored.
     pub retry_after_max: Option<DurationValue>,
+    /// A retry budget, e.g. `{ kind = "token-bucket" }`.
+    pub budget: Option<BudgetFile>,
+}
+
+/// A retry budget; every parameter has the default of its source.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum BudgetFile {
+    /// No budget (to switch off one set in `[retry]`).
+    None,
+    /// gRPC retry throttling: `max_tokens` (10), `token_ratio` (0.1).
+    TokenBucket {
+        /// Bucket size.
+        max_tokens: Option<f64>,
+        /// Tokens back per success.
+        token_ratio: Option<f64>,
+    },
+    /// AWS SDK standard retry quota: `capacity` (500), `retry_cost` (5),
+    /// `timeout_cost` (10), `success_bonus` (1).
+    AwsQuota {
+        /// Initial and largest quota.
+        capacity: Option<u32>,
+        /// Cost of a retry.
+        retry_cost: Option<u32>,
+        /// Cost of a retry after a timeout.
+        timeout_cost: Option<u32>,
+        /// Added by a first-try success.
+        success_bonus: Option<u32>,
+    },
+    /// SRE per-client budget: `ratio` (0.1) of requests over `window` ("10s").
+    Ratio {
+        /// Largest share of retries.
+        ratio: Option<f64>,
+        /// Sliding window.
+        window: Option<DurationValue>,
+    },
+    /// Finagle RetryBudget: `ttl` ("10s"), `min_per_s` (10), `percent` (0.2).
+    Finagle {
+        /// Lifetime of a deposit.
+        ttl: Option<DurationValue>,
+        /// Reserve of retries per second.
+        min_per_s: Option<f64>,
+        /// Share of requests that may retry.
+        percent: Option<f64>,
+    },
 }

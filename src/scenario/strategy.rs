@@ -5,10 +5,12 @@
 use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
-use super::schema::{BackoffFile, DurationOrNone, RetryFile};
+use super::schema::{BackoffFile, BudgetFile, DurationOrNone, RetryFile};
 use super::validate::Checker;
 use crate::engine::SimDuration;
-use crate::retry::{Backoff, BackoffKind, Outcome, OutcomeSet, RetryPolicy, Strategy};
+use crate::retry::{
+    Backoff, BackoffKind, BudgetConfig, Outcome, OutcomeSet, RetryPolicy, Strategy,
+};
 
 type Checked<T> = Result<T, ScenarioError>;
 
@@ -90,7 +92,12 @@ impl Checker<'_> {
             Some((names, k)) => self.outcome_set(&names, &k)?,
             None => p.retry_on,
         };
+        let budget = match l.get("budget", |r| r.budget.clone()) {
+            Some((b, key)) => self.budget(&b, &key)?,
+            None => None,
+        };
         Ok(Strategy {
+            budget,
             name,
             backoff: Backoff {
                 kind,
@@ -131,6 +138,70 @@ impl Checker<'_> {
             Some((DurationOrNone::None, _)) => Ok(None),
             None => Ok(default),
         }
+    }
+
+    fn budget(&self, b: &BudgetFile, key: &KeyPath) -> Checked<Option<BudgetConfig>> {
+        let positive = |v: f64, field: &str| {
+            self.ensure(v.is_finite() && v > 0.0, &key.join(field), || {
+                format!("{field} must be a positive number, got {v}")
+            })?;
+            Ok(v)
+        };
+        let fraction = |v: f64, field: &str| {
+            self.ensure(
+                v.is_finite() && (0.0..=1.0).contains(&v),
+                &key.join(field),
+                || format!("{field} must be in [0, 1], got {v}"),
+            )?;
+            Ok(v)
+        };
+        let span = |v: Option<DurationValue>, default: u64, field: &str| {
+            let d = v.map_or(SimDuration::from_secs(default), |d| d.0);
+            self.ensure(d.0 > 0, &key.join(field), || {
+                format!("{field} must be positive")
+            })?;
+            Ok(d)
+        };
+        Ok(Some(match b {
+            BudgetFile::None => return Ok(None),
+            BudgetFile::TokenBucket {
+                max_tokens,
+                token_ratio,
+            } => BudgetConfig::TokenBucket {
+                max_tokens: positive(max_tokens.unwrap_or(10.0), "max_tokens")?,
+                token_ratio: fraction(token_ratio.unwrap_or(0.1), "token_ratio")?,
+            },
+            BudgetFile::AwsQuota {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                success_bonus,
+            } => BudgetConfig::AwsQuota {
+                capacity: capacity.unwrap_or(500),
+                retry_cost: retry_cost.unwrap_or(5),
+                timeout_cost: timeout_cost.unwrap_or(10),
+                success_bonus: success_bonus.unwrap_or(1),
+            },
+            BudgetFile::Ratio { ratio, window } => BudgetConfig::Ratio {
+                ratio: fraction(ratio.unwrap_or(0.1), "ratio")?,
+                window: span(*window, 10, "window")?,
+            },
+            BudgetFile::Finagle {
+                ttl,
+                min_per_s,
+                percent,
+            } => BudgetConfig::Finagle {
+                ttl: span(*ttl, 10, "ttl")?,
+                min_per_s: {
+                    let v = min_per_s.unwrap_or(10.0);
+                    self.ensure(v.is_finite() && v >= 0.0, &key.join("min_per_s"), || {
+                        format!("min_per_s must be >= 0, got {v}")
+                    })?;
+                    v
+                },
+                percent: fraction(percent.unwrap_or(0.2), "percent")?,
+            },
+        }))
     }
 
     fn outcome_set(&self, names: &[String], key: &KeyPath) -> Checked<OutcomeSet> {

@@ -10,7 +10,9 @@ use super::schema::*;
 use super::{Scenario, Sweep, SweepParameter};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
-use crate::model::{Discipline, Dist, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig};
+use crate::model::{
+    Discipline, Dist, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig,
+};
 
 /// Builds errors that point into one file.
 pub struct Checker<'a> {
@@ -351,9 +353,17 @@ impl<'a> Checker<'a> {
                 if let Some(ra) = ra {
                     self.whole_seconds(ra.0, &key.join("shed_retry_after"))?;
                 }
-                Some(Shedding { at, retry_after: ra.map(|d| d.0) })
+                Some(Shedding {
+                    at,
+                    retry_after: ra.map(|d| d.0),
+                })
             }
-            (None, Some(_)) => return self.err(&key.join("shed_retry_after"), "shed_retry_after needs shed_at, the queue length at which to shed"),
+            (None, Some(_)) => {
+                return self.err(
+                    &key.join("shed_retry_after"),
+                    "shed_retry_after needs shed_at, the queue length at which to shed",
+                );
+            }
             (None, None) => None,
         };
         Ok(ServerModel::Capacity(ServerConfig {

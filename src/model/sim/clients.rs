@@ -32,7 +32,11 @@ impl<O: Observer> Sim<'_, O> {
         r.deadline_at = deadline_at;
         r.retries = 0;
         r.previous_delay = SimDuration::ZERO;
+        r.charged = 0;
         r.bad = bad;
+        if let Some(b) = &mut self.budget {
+            b.on_request(now);
+        }
         self.rec.request_started();
         self.set_in_flight(1);
         self.send_attempt(slot);
@@ -99,6 +103,10 @@ impl<O: Observer> Sim<'_, O> {
         if outcome == Outcome::Ok {
             let latency = self.now - self.slots.get(ev.slot).started;
             self.rec.success(self.now, latency);
+            let charged = self.slots.get(ev.slot).charged;
+            if let Some(b) = &mut self.budget {
+                b.on_success(charged);
+            }
             self.end_request(ev.slot, None);
         } else {
             let ra =
@@ -129,16 +137,28 @@ impl<O: Observer> Sim<'_, O> {
             previous_delay: r.previous_delay,
         };
         let s = self.strategy;
-        match s.policy.decide(
+        if let Some(b) = &mut self.budget {
+            b.on_failure(outcome);
+        }
+        let mut decision = s.policy.decide(
             &s.backoff,
             outcome,
             retry_after,
             state,
             self.now,
             &mut self.rng.jitter,
-        ) {
+        );
+        let mut charged = 0;
+        if let (Decision::Retry(_), Some(b)) = (decision, &mut self.budget) {
+            match b.try_retry(self.now, outcome) {
+                Some(cost) => charged = cost,
+                None => decision = Decision::GiveUp(GiveUp::BudgetDenied),
+            }
+        }
+        match decision {
             Decision::Retry(delay) => {
                 let r = self.slots.get(slot);
+                r.charged = charged;
                 r.retries += 1;
                 r.previous_delay = delay;
                 if delay == SimDuration::ZERO {

@@ -16,7 +16,7 @@ use crate::model::event::{Event, Kind};
 use crate::model::occ::Occ;
 use crate::model::server::{Finished, Job, Server};
 use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
-use crate::retry::Strategy;
+use crate::retry::{Budget, Strategy};
 
 /// Everything a run measured.
 #[derive(Clone, Debug)]
@@ -79,6 +79,8 @@ pub(super) struct Sim<'a, O: Observer> {
     pub(super) arrivals: Option<Exp<f64>>,
     /// Reused buffer for jobs flushed by an outage.
     pub(super) flushed: Vec<Finished>,
+    /// The strategy's retry budget, shared by all clients.
+    pub(super) budget: Option<Budget>,
     /// Reused buffer for queued jobs dropped because their clients gave up.
     pub(super) dropped: Vec<Job>,
 }
@@ -120,6 +122,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             arrivals,
             flushed: Vec::new(),
             dropped: Vec::new(),
+            budget: strategy.budget.as_ref().map(Budget::new),
         }
     }
 

@@ -101,7 +101,13 @@ impl<O: Observer> Sim<'_, O> {
             return;
         };
         let mut dropped = std::mem::take(&mut self.dropped);
-        let completed = server.complete(ev.slot, ev.attempt, self.now, &mut self.rng.service, &mut dropped);
+        let completed = server.complete(
+            ev.slot,
+            ev.attempt,
+            self.now,
+            &mut self.rng.service,
+            &mut dropped,
+        );
         for job in dropped.drain(..) {
             self.rec.expired_dropped();
             self.rec.departure(self.now - job.arrived);

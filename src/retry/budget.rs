@@ -1,0 +1,343 @@
+//! Retry budgets: whether a retry may happen at all, whatever its delay
+//! (REFERENCE.md section 4). One budget serves every client of a run, as one
+//! client process (an SDK or a proxy) would for its callers.
+//!
+//! A retry is charged when it is decided, not when it is sent, so retries that
+//! are waiting out their backoff already count against the budget (a known bug of
+//! real proxies is that they do not).
+
+use std::collections::VecDeque;
+
+use crate::engine::{SimDuration, SimTime};
+use crate::retry::Outcome;
+
+/// Which budget, with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BudgetConfig {
+    /// gRPC retry throttling (gRFC A6): a bucket that starts full at `max_tokens`;
+    /// each failed attempt takes 1 (floor 0), each success adds `token_ratio`
+    /// (cap `max_tokens`); retries only while tokens > `max_tokens / 2`.
+    /// Example values in A6: 10 and 0.1.
+    TokenBucket {
+        /// Bucket size.
+        max_tokens: f64,
+        /// Tokens returned per success.
+        token_ratio: f64,
+    },
+    /// The AWS SDK standard retry quota (botocore): starts at `capacity`; a retry
+    /// costs `retry_cost` (`timeout_cost` after a timeout) and is refused when the
+    /// quota cannot pay; a success refunds its retry's cost, a first-try success
+    /// adds `success_bonus`. Defaults 500, 5, 10, 1.
+    AwsQuota {
+        /// Initial and largest quota.
+        capacity: u32,
+        /// Cost of a retry.
+        retry_cost: u32,
+        /// Cost of a retry after a timeout.
+        timeout_cost: u32,
+        /// Added by a success on the first attempt.
+        success_bonus: u32,
+    },
+    /// Google SRE, "Handling Overload": retry only while retries / requests over
+    /// the last `window` is below `ratio` (10% in the book).
+    Ratio {
+        /// Largest share of retries.
+        ratio: f64,
+        /// Sliding window.
+        window: SimDuration,
+    },
+    /// Finagle's RetryBudget: over the last `ttl`, retries may be `percent` of
+    /// requests plus a reserve of `min_per_s * ttl`. Defaults 10 s, 10/s, 20%.
+    Finagle {
+        /// How long a deposit lasts.
+        ttl: SimDuration,
+        /// Retries per second always allowed.
+        min_per_s: f64,
+        /// Share of requests that may be retried.
+        percent: f64,
+    },
+}
+
+/// Counts of events in a sliding window, kept in 20 sub-windows.
+#[derive(Clone, Debug)]
+struct Sliding {
+    slot: u64,
+    /// (sub-window index, requests, retries), oldest first.
+    slots: VecDeque<(u64, u64, u64)>,
+    slot_count: u64,
+    requests: u64,
+    retries: u64,
+}
+
+impl Sliding {
+    const SLOTS: u64 = 20;
+
+    fn new(window: SimDuration) -> Self {
+        Sliding {
+            slot: (window.0 / Self::SLOTS).max(1),
+            slots: VecDeque::new(),
+            slot_count: Self::SLOTS,
+            requests: 0,
+            retries: 0,
+        }
+    }
+
+    fn expire(&mut self, now: SimTime) {
+        let current = now.0 / self.slot;
+        while let Some(&(i, req, ret)) = self.slots.front() {
+            if i + self.slot_count > current {
+                break;
+            }
+            self.requests -= req;
+            self.retries -= ret;
+            self.slots.pop_front();
+        }
+    }
+
+    fn add(&mut self, now: SimTime, requests: u64, retries: u64) {
+        self.expire(now);
+        let current = now.0 / self.slot;
+        match self.slots.back_mut() {
+            Some(last) if last.0 == current => {
+                last.1 += requests;
+                last.2 += retries;
+            }
+            _ => self.slots.push_back((current, requests, retries)),
+        }
+        self.requests += requests;
+        self.retries += retries;
+    }
+}
+
+/// A budget's state during a run.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    config: BudgetConfig,
+    /// Token bucket tokens or AWS quota.
+    level: f64,
+    window: Option<Sliding>,
+}
+
+impl Budget {
+    /// A budget in its initial state.
+    pub fn new(config: &BudgetConfig) -> Budget {
+        let (level, window) = match config {
+            BudgetConfig::TokenBucket { max_tokens, .. } => (*max_tokens, None),
+            BudgetConfig::AwsQuota { capacity, .. } => (f64::from(*capacity), None),
+            BudgetConfig::Ratio { window, .. } => (0.0, Some(Sliding::new(*window))),
+            BudgetConfig::Finagle { ttl, .. } => (0.0, Some(Sliding::new(*ttl))),
+        };
+        Budget {
+            config: config.clone(),
+            level,
+            window,
+        }
+    }
+
+    /// Tokens (token bucket) or quota (AWS) now; 0 for the window budgets.
+    pub fn level(&self) -> f64 {
+        self.level
+    }
+
+    /// A logical request sends its first attempt.
+    pub fn on_request(&mut self, now: SimTime) {
+        if let Some(w) = &mut self.window {
+            w.add(now, 1, 0);
+        }
+    }
+
+    /// An attempt failed with `outcome`.
+    pub fn on_failure(&mut self, _outcome: Outcome) {
+        if let BudgetConfig::TokenBucket { .. } = self.config {
+            self.level = (self.level - 1.0).max(0.0);
+        }
+    }
+
+    /// An attempt succeeded; `retry_cost` is what its retry was charged (0 for a
+    /// first attempt).
+    pub fn on_success(&mut self, retry_cost: u32) {
+        match &self.config {
+            BudgetConfig::TokenBucket {
+                max_tokens,
+                token_ratio,
+            } => {
+                self.level = (self.level + token_ratio).min(*max_tokens);
+            }
+            BudgetConfig::AwsQuota {
+                capacity,
+                success_bonus,
+                ..
+            } => {
+                let refund = if retry_cost > 0 {
+                    retry_cost
+                } else {
+                    *success_bonus
+                };
+                self.level = (self.level + f64::from(refund)).min(f64::from(*capacity));
+            }
+            BudgetConfig::Ratio { .. } | BudgetConfig::Finagle { .. } => {}
+        }
+    }
+
+    /// May a retry follow `outcome` at `now`? If so it is charged at once, and
+    /// the cost to refund on success is returned.
+    pub fn try_retry(&mut self, now: SimTime, outcome: Outcome) -> Option<u32> {
+        match &self.config {
+            BudgetConfig::TokenBucket { max_tokens, .. } => {
+                (self.level > max_tokens / 2.0).then_some(0)
+            }
+            BudgetConfig::AwsQuota {
+                retry_cost,
+                timeout_cost,
+                ..
+            } => {
+                let cost = if outcome == Outcome::Timeout {
+                    *timeout_cost
+                } else {
+                    *retry_cost
+                };
+                if self.level < f64::from(cost) {
+                    return None;
+                }
+                self.level -= f64::from(cost);
+                Some(cost)
+            }
+            BudgetConfig::Ratio { ratio, .. } => {
+                let ratio = *ratio;
+                let w = self.window.as_mut()?;
+                w.expire(now);
+                // Would this retry keep retries / requests below the ratio?
+                let allowed = (w.retries + 1) as f64 <= ratio * w.requests as f64;
+                if allowed {
+                    w.add(now, 0, 1);
+                }
+                allowed.then_some(0)
+            }
+            BudgetConfig::Finagle {
+                ttl,
+                min_per_s,
+                percent,
+            } => {
+                let reserve = min_per_s * ttl.as_secs_f64();
+                let percent = *percent;
+                let w = self.window.as_mut()?;
+                w.expire(now);
+                let allowed = ((w.retries + 1) as f64) <= reserve + percent * w.requests as f64;
+                if allowed {
+                    w.add(now, 0, 1);
+                }
+                allowed.then_some(0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> SimTime {
+        SimTime(ms * 1_000_000)
+    }
+
+    #[test]
+    fn token_bucket_follows_grpc_a6() {
+        // max 10, ratio 0.1: start at 10; retries allowed while tokens > 5.
+        let mut b = Budget::new(&BudgetConfig::TokenBucket {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+        });
+        for expected in [9.0, 8.0, 7.0, 6.0] {
+            b.on_failure(Outcome::Status503);
+            assert_eq!(b.level(), expected);
+            assert!(
+                b.try_retry(at(0), Outcome::Status503).is_some(),
+                "{expected} > 5"
+            );
+        }
+        b.on_failure(Outcome::Status503); // 5: not above half
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), None);
+        b.on_success(0); // 5.1
+        assert!(b.try_retry(at(0), Outcome::Status503).is_some());
+        for _ in 0..20 {
+            b.on_failure(Outcome::Timeout);
+        }
+        assert_eq!(b.level(), 0.0, "never below zero");
+        for _ in 0..200 {
+            b.on_success(0);
+        }
+        assert!((b.level() - 10.0).abs() < 1e-9, "never over the maximum");
+    }
+
+    #[test]
+    fn aws_quota_charges_and_refunds() {
+        let mut b = Budget::new(&BudgetConfig::AwsQuota {
+            capacity: 20,
+            retry_cost: 5,
+            timeout_cost: 10,
+            success_bonus: 1,
+        });
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), Some(5)); // 15
+        assert_eq!(b.try_retry(at(0), Outcome::Timeout), Some(10)); // 5
+        assert_eq!(
+            b.try_retry(at(0), Outcome::Timeout),
+            None,
+            "5 cannot pay 10"
+        );
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), Some(5)); // 0
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), None);
+        b.on_success(10); // the timeout retry succeeded: 10
+        assert_eq!(b.level(), 10.0);
+        b.on_success(0); // a first-try success: +1
+        assert_eq!(b.level(), 11.0);
+        for _ in 0..50 {
+            b.on_success(5);
+        }
+        assert_eq!(b.level(), 20.0, "capped at capacity");
+    }
+
+    #[test]
+    fn ratio_budget_keeps_retries_under_ten_percent() {
+        let mut b = Budget::new(&BudgetConfig::Ratio {
+            ratio: 0.1,
+            window: SimDuration::from_secs(1),
+        });
+        for _ in 0..25 {
+            b.on_request(at(0));
+        }
+        // 25 requests: retries allowed while (retries + 1) <= 2.5, so two.
+        assert!(b.try_retry(at(1), Outcome::Timeout).is_some());
+        assert!(b.try_retry(at(2), Outcome::Timeout).is_some());
+        assert!(b.try_retry(at(3), Outcome::Timeout).is_none());
+        // A second later the window has forgotten them all.
+        assert!(
+            b.try_retry(at(1100), Outcome::Timeout).is_none(),
+            "no requests, no retries"
+        );
+        b.on_request(at(1100));
+        assert!(
+            b.try_retry(at(1100), Outcome::Timeout).is_none(),
+            "1 request: 0.1 retries"
+        );
+    }
+
+    #[test]
+    fn finagle_budget_has_a_reserve_and_a_percentage() {
+        // ttl 1 s, 2 retries/s reserve, 20%: with no requests, 2 retries; with 10
+        // requests, 2 + 2 = 4.
+        let mut b = Budget::new(&BudgetConfig::Finagle {
+            ttl: SimDuration::from_secs(1),
+            min_per_s: 2.0,
+            percent: 0.2,
+        });
+        assert!(b.try_retry(at(0), Outcome::Status503).is_some());
+        assert!(b.try_retry(at(0), Outcome::Status503).is_some());
+        assert!(b.try_retry(at(0), Outcome::Status503).is_none());
+        for _ in 0..10 {
+            b.on_request(at(10));
+        }
+        assert!(b.try_retry(at(20), Outcome::Status503).is_some());
+        assert!(b.try_retry(at(20), Outcome::Status503).is_some());
+        assert!(b.try_retry(at(20), Outcome::Status503).is_none());
+    }
+}
