@@ -20,6 +20,7 @@ struct Books {
     failed: u64,
     violations: Vec<String>,
     retry_on_400: bool,
+    breaker_open: bool,
 }
 
 impl Books {
@@ -40,22 +41,35 @@ impl Books {
 }
 
 impl Observer for Books {
+    fn request_started(&mut self, now: SimTime, slot: u32) {
+        let i = self.grow(slot);
+        if self.active[i] {
+            self.violation(format!(
+                "slot {slot} started a request at {now} before the last one ended"
+            ));
+        }
+        self.active[i] = true;
+    }
+
+    fn breaker_open(&mut self, _now: SimTime, open: bool) {
+        self.breaker_open = open;
+    }
+
     fn attempt_sent(&mut self, now: SimTime, slot: u32, retry: u32, deadline_at: SimTime) {
         let i = self.grow(slot);
+        if !self.active[i] {
+            self.violation(format!(
+                "slot {slot} sent an attempt at {now} with no request in progress"
+            ));
+        }
+        if self.breaker_open {
+            self.violation(format!(
+                "slot {slot} sent an attempt at {now} while the breaker was open"
+            ));
+        }
         if retry == 0 {
-            if self.active[i] {
-                self.violation(format!(
-                    "slot {slot} started a request at {now} before the last one ended"
-                ));
-            }
-            self.active[i] = true;
             self.first_attempts += 1;
         } else {
-            if !self.active[i] {
-                self.violation(format!(
-                    "slot {slot} retried at {now} with no request in progress"
-                ));
-            }
             if self.last_outcome[i] == Some(Outcome::Status400) && !self.retry_on_400 {
                 self.violation(format!("slot {slot} retried a 400 at {now}"));
             }
@@ -120,14 +134,15 @@ fn check(path: &str) {
             (t.succeeded, t.failed()),
             "{who}"
         );
+        let first = t.started - t.rejected_first;
         assert_eq!(
-            books.first_attempts, t.started,
-            "{who}: one first attempt per request"
+            books.first_attempts, first,
+            "{who}: one first attempt per request not refused locally"
         );
         assert_eq!(books.retries, t.retries, "{who}: retries");
         assert_eq!(
             t.attempts,
-            t.started + t.retries,
+            first + t.retries,
             "{who}: attempts = first attempts + retries"
         );
         // Every attempt that was answered or timed out was counted once.
@@ -165,4 +180,9 @@ fn every_mechanism_at_once() {
 #[test]
 fn aws_occ_scenario() {
     check("scenarios/aws-jitter.toml");
+}
+
+#[test]
+fn budgets_breaker_and_throttle_scenario() {
+    check("scenarios/budgets.toml");
 }

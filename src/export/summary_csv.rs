@@ -5,7 +5,7 @@ use crate::metrics::Report;
 use crate::retry::Outcome;
 
 /// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 27] = [
+pub const COLUMNS: [&str; 29] = [
     "strategy",
     "logical_requests",
     "succeeded",
@@ -33,6 +33,8 @@ pub const COLUMNS: [&str; 27] = [
     "retries_denied_by_budget",
     "shed",
     "expired_dropped",
+    "rejected_locally",
+    "breaker_open_s",
 ];
 
 /// Writes `summary.csv`.
@@ -82,6 +84,14 @@ impl Exporter for SummaryCsv {
                 t.failed_budget.to_string(),
                 t.shed.to_string(),
                 t.expired_dropped.to_string(),
+                t.rejected_locally.to_string(),
+                fixed(
+                    Some(
+                        r.buckets.iter().map(|b| b.breaker_open).sum::<f64>()
+                            * report.metrics.bucket.as_secs_f64(),
+                    ),
+                    1,
+                ),
             ]
         });
         to_csv(std::iter::once(header).chain(rows))

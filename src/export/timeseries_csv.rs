@@ -4,7 +4,7 @@ use super::{ExportError, Exporter, fixed, to_csv};
 use crate::metrics::Report;
 
 /// The columns, in order. The first nine are a contract (README.md).
-pub const COLUMNS: [&str; 10] = [
+pub const COLUMNS: [&str; 11] = [
     "strategy",
     "t_s",
     "attempts_per_s",
@@ -15,6 +15,7 @@ pub const COLUMNS: [&str; 10] = [
     "queue_len",
     "in_flight",
     "busy_workers",
+    "breaker_open",
 ];
 
 /// Writes `timeseries.csv`.
@@ -42,6 +43,7 @@ impl Exporter for TimeseriesCsv {
                     fixed(Some(b.queue_len), 3),
                     fixed(Some(b.in_flight), 3),
                     fixed(Some(b.busy), 3),
+                    fixed(Some(b.breaker_open), 3),
                 ]
             })
         });

@@ -27,6 +27,8 @@ pub struct Bucket {
     pub in_flight: f64,
     /// Time-average of busy workers.
     pub busy: f64,
+    /// Share of the bucket the circuit breaker spent open.
+    pub breaker_open: f64,
 }
 
 /// Totals over the whole run.
@@ -44,6 +46,8 @@ pub struct Totals {
     pub failed_deadline: u64,
     /// Given up because the retry budget refused a retry.
     pub failed_budget: u64,
+    /// Given up because the breaker or the throttle refused an attempt locally.
+    pub failed_local: u64,
     /// Attempts sent.
     pub attempts: u64,
     /// Of which retries.
@@ -67,6 +71,10 @@ pub struct Totals {
     pub server_sojourn_ns: u128,
     /// Arrivals answered 429 by load shedding.
     pub shed: u64,
+    /// Attempts refused locally by the breaker or the throttle.
+    pub rejected_locally: u64,
+    /// Of which first attempts (their logical requests sent nothing at all).
+    pub rejected_first: u64,
     /// Queued attempts dropped unserved because their clients had stopped waiting.
     pub expired_dropped: u64,
 }
@@ -78,6 +86,7 @@ impl Totals {
             + self.failed_exhausted
             + self.failed_deadline
             + self.failed_budget
+            + self.failed_local
     }
 }
 
@@ -90,6 +99,8 @@ pub enum Gauge {
     InFlight = 1,
     /// Busy workers.
     Busy = 2,
+    /// 1 while the circuit breaker is open.
+    BreakerOpen = 3,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -113,7 +124,7 @@ pub struct Recorder {
     buckets: Vec<Bucket>,
     current: usize,
     current_end: SimTime,
-    gauges: [GaugeState; 3],
+    gauges: [GaugeState; 4],
     /// End-to-end latency of successful logical requests.
     pub latency: Histogram,
     /// Run totals.
@@ -129,7 +140,7 @@ impl Recorder {
             buckets: vec![Bucket::default(); n],
             current: 0,
             current_end: SimTime(width.0),
-            gauges: [GaugeState::default(); 3],
+            gauges: [GaugeState::default(); 4],
             latency: Histogram::new(),
             totals: Totals::default(),
         }
@@ -154,12 +165,13 @@ impl Recorder {
     fn close_bucket(&mut self) {
         let end = self.current_end;
         let width = self.width.0 as f64;
-        let [q, f, b] = &mut self.gauges;
+        let [q, f, b, o] = &mut self.gauges;
         let bucket = &mut self.buckets[self.current];
         for (g, slot) in [
             (q, &mut bucket.queue_len),
             (f, &mut bucket.in_flight),
             (b, &mut bucket.busy),
+            (o, &mut bucket.breaker_open),
         ] {
             g.accumulate(end);
             *slot = g.area as f64 / width;
@@ -227,6 +239,7 @@ impl Recorder {
             GiveUp::RetriesExhausted => t.failed_exhausted += 1,
             GiveUp::DeadlineExceeded => t.failed_deadline += 1,
             GiveUp::BudgetDenied => t.failed_budget += 1,
+            GiveUp::RejectedLocally => t.failed_local += 1,
         }
     }
 
@@ -237,6 +250,12 @@ impl Recorder {
         if wasted {
             self.totals.wasted_ns += service.0;
         }
+    }
+
+    /// An attempt was refused locally; `first` if it was its request's first.
+    pub fn rejected_locally(&mut self, first: bool) {
+        self.totals.rejected_locally += 1;
+        self.totals.rejected_first += u64::from(first);
     }
 
     /// An arrival was shed (answered 429).
@@ -264,10 +283,15 @@ impl Recorder {
         }
         // No event changes a gauge after the last one: every later bucket holds
         // the gauges' final values (often a run ends early, so there are many).
-        let [q, f, b] = self.gauges.map(|g| g.value as f64);
+        let [q, f, b, o] = self.gauges.map(|g| g.value as f64);
         let from = self.current.min(self.buckets.len());
         for bucket in &mut self.buckets[from..] {
-            (bucket.queue_len, bucket.in_flight, bucket.busy) = (q, f, b);
+            (
+                bucket.queue_len,
+                bucket.in_flight,
+                bucket.busy,
+                bucket.breaker_open,
+            ) = (q, f, b, o);
         }
         (self.buckets, self.latency, self.totals)
     }

@@ -36,6 +36,8 @@ pub struct Request {
     pub phase: Phase,
     /// Permanently bad: the server answers 400.
     pub bad: bool,
+    /// The current attempt is a half-open breaker's probe.
+    pub probe: bool,
 }
 
 impl Default for Request {
@@ -50,6 +52,7 @@ impl Default for Request {
             charged: 0,
             phase: Phase::Idle,
             bad: false,
+            probe: false,
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum Kind {
     OutageEnd,
     /// OCC: the read of attempt (`slot`, `attempt`) reaches the record.
     ReadAtServer,
+    /// The circuit breaker's open time may be over.
+    BreakerTimer,
 }
 
 /// One scheduled event.

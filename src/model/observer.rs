@@ -6,6 +6,10 @@ use crate::retry::{GiveUp, Outcome};
 
 /// Receives the client-side events of a run.
 pub trait Observer {
+    /// Slot `slot` started a logical request at `now`.
+    fn request_started(&mut self, _now: SimTime, _slot: u32) {}
+    /// The circuit breaker opened (`true`) or stopped being open (`false`).
+    fn breaker_open(&mut self, _now: SimTime, _open: bool) {}
     /// Slot `slot` sent an attempt (`retry` = 0 for the first) at `now`; its
     /// logical request's deadline is `deadline_at` (`SimTime::NEVER` if none).
     fn attempt_sent(&mut self, _now: SimTime, _slot: u32, _retry: u32, _deadline_at: SimTime) {}

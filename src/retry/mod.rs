@@ -2,11 +2,15 @@
 //! policy that decides whether and when a failed attempt is tried again.
 
 pub mod backoff;
+pub mod breaker;
 pub mod budget;
 pub mod outcome;
 pub mod policy;
+pub mod throttle;
 
 pub use backoff::{Backoff, BackoffKind};
+pub use breaker::{Breaker, BreakerConfig};
 pub use budget::{Budget, BudgetConfig};
 pub use outcome::{Outcome, OutcomeSet};
 pub use policy::{Decision, GiveUp, RetryPolicy, Strategy};
+pub use throttle::{Throttle, ThrottleConfig};

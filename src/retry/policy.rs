@@ -4,8 +4,10 @@
 use rand::Rng;
 
 use super::backoff::Backoff;
+use super::breaker::BreakerConfig;
 use super::budget::BudgetConfig;
 use super::outcome::{Outcome, OutcomeSet};
+use super::throttle::ThrottleConfig;
 use crate::engine::{SimDuration, SimTime};
 
 /// Why a logical request was given up.
@@ -19,6 +21,8 @@ pub enum GiveUp {
     DeadlineExceeded,
     /// The retry budget refused the retry.
     BudgetDenied,
+    /// The circuit breaker or the adaptive throttle refused an attempt locally.
+    RejectedLocally,
 }
 
 /// What to do after a failed attempt.
@@ -113,6 +117,10 @@ pub struct Strategy {
     pub policy: RetryPolicy,
     /// A retry budget shared by every client of the run, if any.
     pub budget: Option<BudgetConfig>,
+    /// A circuit breaker shared by every client of the run, if any.
+    pub breaker: Option<BreakerConfig>,
+    /// Client-side adaptive throttling shared by every client, if any.
+    pub throttle: Option<ThrottleConfig>,
 }
 
 #[cfg(test)]

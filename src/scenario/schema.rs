@@ -330,6 +330,38 @@ pub struct RetryFile {
     pub retry_after_max: Option<DurationValue>,
     /// A retry budget, e.g. `{ kind = "token-bucket" }`.
     pub budget: Option<BudgetFile>,
+    /// A circuit breaker, e.g. `{ failure_rate = 0.5, open_for = "5s" }`.
+    pub breaker: Option<BreakerFile>,
+    /// Client-side adaptive throttling, e.g. `{ k = 2.0 }`.
+    pub throttle: Option<ThrottleFile>,
+}
+
+/// A circuit breaker; defaults are resilience4j's.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerFile {
+    /// Failure share that opens it (0.5).
+    pub failure_rate: Option<f64>,
+    /// Attempts in the window (100).
+    pub window: Option<u32>,
+    /// Attempts needed before it may open (100).
+    pub min_calls: Option<u32>,
+    /// Open time ("60s").
+    pub open_for: Option<DurationValue>,
+    /// Random stretch of the open time, a share of it in [0, 1) (0).
+    pub jitter: Option<f64>,
+    /// Probes when half-open (10).
+    pub probes: Option<u32>,
+}
+
+/// Adaptive throttling; defaults are the SRE book's.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleFile {
+    /// K (2).
+    pub k: Option<f64>,
+    /// Sliding window ("2m").
+    pub window: Option<DurationValue>,
 }
 
 /// A retry budget; every parameter has the default of its source.

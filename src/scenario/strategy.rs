@@ -5,11 +5,12 @@
 use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
-use super::schema::{BackoffFile, BudgetFile, DurationOrNone, RetryFile};
+use super::schema::{BackoffFile, BreakerFile, BudgetFile, DurationOrNone, RetryFile};
 use super::validate::Checker;
 use crate::engine::SimDuration;
 use crate::retry::{
-    Backoff, BackoffKind, BudgetConfig, Outcome, OutcomeSet, RetryPolicy, Strategy,
+    Backoff, BackoffKind, BreakerConfig, BudgetConfig, Outcome, OutcomeSet, RetryPolicy, Strategy,
+    ThrottleConfig,
 };
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -96,8 +97,28 @@ impl Checker<'_> {
             Some((b, key)) => self.budget(&b, &key)?,
             None => None,
         };
+        let breaker = match l.get("breaker", |r| r.breaker.clone()) {
+            Some((b, key)) => Some(self.breaker(&b, &key)?),
+            None => None,
+        };
+        let throttle = match l.get("throttle", |r| r.throttle.clone()) {
+            Some((t, key)) => {
+                let k = t.k.unwrap_or(2.0);
+                self.ensure(k.is_finite() && k >= 1.0, &key.join("k"), || {
+                    format!("k must be a number >= 1, got {k}")
+                })?;
+                let window = t.window.map_or(SimDuration::from_secs(120), |d| d.0);
+                self.ensure(window.0 > 0, &key.join("window"), || {
+                    "window must be positive".into()
+                })?;
+                Some(ThrottleConfig { k, window })
+            }
+            None => None,
+        };
         Ok(Strategy {
             budget,
+            breaker,
+            throttle,
             name,
             backoff: Backoff {
                 kind,
@@ -202,6 +223,46 @@ impl Checker<'_> {
                 percent: fraction(percent.unwrap_or(0.2), "percent")?,
             },
         }))
+    }
+
+    fn breaker(&self, b: &BreakerFile, key: &KeyPath) -> Checked<BreakerConfig> {
+        let failure_rate = b.failure_rate.unwrap_or(0.5);
+        let ok = failure_rate.is_finite() && failure_rate > 0.0 && failure_rate <= 1.0;
+        self.ensure(ok, &key.join("failure_rate"), || {
+            format!("failure_rate must be in (0, 1], got {failure_rate}")
+        })?;
+        let window = b.window.unwrap_or(100);
+        self.ensure(window >= 1, &key.join("window"), || {
+            "window must be at least 1 attempt".into()
+        })?;
+        let min_calls = b.min_calls.unwrap_or(window.min(100));
+        self.ensure(
+            min_calls >= 1 && min_calls <= window,
+            &key.join("min_calls"),
+            || format!("min_calls must be from 1 to the window ({window}), got {min_calls}"),
+        )?;
+        let open_for = b.open_for.map_or(SimDuration::from_secs(60), |d| d.0);
+        self.ensure(open_for.0 > 0, &key.join("open_for"), || {
+            "open_for must be positive".into()
+        })?;
+        let jitter = b.jitter.unwrap_or(0.0);
+        self.ensure(
+            jitter.is_finite() && (0.0..1.0).contains(&jitter),
+            &key.join("jitter"),
+            || format!("jitter must be in [0, 1), got {jitter}"),
+        )?;
+        let probes = b.probes.unwrap_or(10);
+        self.ensure(probes >= 1, &key.join("probes"), || {
+            "probes must be at least 1".into()
+        })?;
+        Ok(BreakerConfig {
+            failure_rate,
+            window,
+            min_calls,
+            open_for,
+            jitter,
+            probes,
+        })
     }
 
     fn outcome_set(&self, names: &[String], key: &KeyPath) -> Checked<OutcomeSet> {

@@ -9,6 +9,7 @@ use crate::metrics::recorder::Gauge;
 use crate::model::client::Phase;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::{Load, Observer};
+use crate::retry::breaker::Verdict;
 use crate::retry::policy::Attempted;
 use crate::retry::{Decision, GiveUp, Outcome};
 
@@ -38,12 +39,26 @@ impl<O: Observer> Sim<'_, O> {
             b.on_request(now);
         }
         self.rec.request_started();
+        self.obs.request_started(now, slot);
         self.set_in_flight(1);
         self.send_attempt(slot);
     }
 
+    /// Sends the next attempt of `slot`, unless the throttle or the breaker
+    /// refuses it locally, which ends the logical request.
     pub(super) fn send_attempt(&mut self, slot: u32) {
         let now = self.now;
+        let probe = match self.local_verdict() {
+            Some(probe) => probe,
+            None => {
+                let first = self.slots.get(slot).retries == 0;
+                self.rec.rejected_locally(first);
+                self.rec.failure(GiveUp::RejectedLocally);
+                self.end_request(slot, Some(GiveUp::RejectedLocally));
+                return;
+            }
+        };
+        self.slots.get(slot).probe = probe;
         let timeout_at = self.strategy.policy.timeout.map(|t| now + t);
         let r = self.slots.get(slot);
         r.attempt = r.attempt.wrapping_add(1);
@@ -80,6 +95,59 @@ impl<O: Observer> Sim<'_, O> {
         self.obs.attempt_sent(now, slot, retries, deadline_at);
     }
 
+    /// What the throttle and the breaker say to an attempt now: `None` refused,
+    /// `Some(true)` allowed as a half-open probe, `Some(false)` allowed.
+    fn local_verdict(&mut self) -> Option<bool> {
+        let now = self.now;
+        if let Some(t) = &mut self.throttle {
+            // The book's order: the probability from the counts so far, then this
+            // attempt counts as a request whether it goes out or not.
+            let p = t.reject_probability(now);
+            t.on_request(now);
+            if p > 0.0 && self.rng.jitter.random::<f64>() < p {
+                return None;
+            }
+        }
+        // An open time that ends now ends before this attempt is judged.
+        self.on_breaker_timer();
+        match self.breaker.as_mut().map(|b| b.check(now)) {
+            Some(Verdict::Reject) => None,
+            Some(Verdict::Probe) => Some(true),
+            Some(Verdict::Allow) | None => Some(false),
+        }
+    }
+
+    /// An attempt's outcome reaches the client: the breaker and the throttle learn it.
+    fn observe_outcome(&mut self, slot: u32, outcome: Outcome) {
+        let now = self.now;
+        if let Some(t) = &mut self.throttle {
+            if matches!(
+                outcome,
+                Outcome::Ok | Outcome::Status400 | Outcome::Status401 | Outcome::Status409
+            ) {
+                t.on_accept(now);
+            }
+        }
+        let failed = self.strategy.policy.retry_on.contains(outcome);
+        let probe = self.slots.get(slot).probe;
+        if let Some(b) = &mut self.breaker {
+            if let Some(until) = b.record(failed, probe, now, &mut self.rng.jitter) {
+                self.rec.set(Gauge::BreakerOpen, now, 1);
+                self.obs.breaker_open(now, true);
+                self.queue.push(until, Event::new(Kind::BreakerTimer, 0, 0));
+            }
+        }
+    }
+
+    pub(super) fn on_breaker_timer(&mut self) {
+        if let Some(b) = &mut self.breaker {
+            if b.on_timer(self.now) {
+                self.rec.set(Gauge::BreakerOpen, self.now, 0);
+                self.obs.breaker_open(self.now, false);
+            }
+        }
+    }
+
     pub(super) fn on_backoff_over(&mut self, ev: Event) {
         let r = self.slots.get(ev.slot);
         if r.phase == Phase::BackingOff && r.attempt == ev.attempt {
@@ -100,6 +168,7 @@ impl<O: Observer> Sim<'_, O> {
         let outcome = Outcome::from_u8(ev.outcome);
         self.rec.outcome(outcome);
         self.obs.attempt_ended(self.now, ev.slot, outcome);
+        self.observe_outcome(ev.slot, outcome);
         if outcome == Outcome::Ok {
             let latency = self.now - self.slots.get(ev.slot).started;
             self.rec.success(self.now, latency);
@@ -121,6 +190,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.rec.outcome(Outcome::Timeout);
         self.obs.attempt_ended(self.now, ev.slot, Outcome::Timeout);
+        self.observe_outcome(ev.slot, Outcome::Timeout);
         self.after_failure(ev.slot, Outcome::Timeout, None);
     }
 

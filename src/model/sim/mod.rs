@@ -16,7 +16,7 @@ use crate::model::event::{Event, Kind};
 use crate::model::occ::Occ;
 use crate::model::server::{Finished, Job, Server};
 use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
-use crate::retry::{Budget, Strategy};
+use crate::retry::{Breaker, Budget, Strategy, Throttle};
 
 /// Everything a run measured.
 #[derive(Clone, Debug)]
@@ -81,6 +81,10 @@ pub(super) struct Sim<'a, O: Observer> {
     pub(super) flushed: Vec<Finished>,
     /// The strategy's retry budget, shared by all clients.
     pub(super) budget: Option<Budget>,
+    /// The strategy's circuit breaker, shared by all clients.
+    pub(super) breaker: Option<Breaker>,
+    /// The strategy's adaptive throttle, shared by all clients.
+    pub(super) throttle: Option<Throttle>,
     /// Reused buffer for queued jobs dropped because their clients gave up.
     pub(super) dropped: Vec<Job>,
 }
@@ -123,6 +127,8 @@ impl<'a, O: Observer> Sim<'a, O> {
             flushed: Vec::new(),
             dropped: Vec::new(),
             budget: strategy.budget.as_ref().map(Budget::new),
+            breaker: strategy.breaker.as_ref().map(Breaker::new),
+            throttle: strategy.throttle.as_ref().map(Throttle::new),
         }
     }
 
@@ -192,6 +198,7 @@ impl<'a, O: Observer> Sim<'a, O> {
                     }
                 }
                 Kind::ReadAtServer => self.on_read_at_server(ev),
+                Kind::BreakerTimer => self.on_breaker_timer(),
             }
         }
         self.now = end;

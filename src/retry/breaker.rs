@@ -1,0 +1,259 @@
+//! A circuit breaker (closed, open, half-open), resilience4j style with a
+//! count-based window (REFERENCE.md section 4): it opens when, over the last
+//! `window` attempts (and at least `min_calls`), the share that failed reaches
+//! `failure_rate`; stays open for `open_for`, stretched or shrunk by up to
+//! `jitter` of itself; then lets `probes` attempts through, and closes if fewer
+//! than `failure_rate` of them fail, else opens again. Defaults are
+//! resilience4j's: 50%, 100 calls, 100 minimum, 60 s, 10 probes, no jitter.
+
+use std::collections::VecDeque;
+
+use rand::{Rng, RngExt};
+
+use crate::engine::{SimDuration, SimTime};
+
+/// The breaker's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakerConfig {
+    /// Failure share at which it opens, in (0, 1].
+    pub failure_rate: f64,
+    /// Attempts the failure share is measured over.
+    pub window: u32,
+    /// Attempts needed in the window before it may open.
+    pub min_calls: u32,
+    /// How long it stays open.
+    pub open_for: SimDuration,
+    /// Random stretch of `open_for`: uniform in +-`jitter` of it, in [0, 1).
+    pub jitter: f64,
+    /// Attempts let through when half-open.
+    pub probes: u32,
+}
+
+/// The breaker's state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum State {
+    /// Attempts go through; outcomes are counted.
+    Closed,
+    /// Attempts are refused until the given time.
+    Open {
+        /// When it turns half-open.
+        until: SimTime,
+    },
+    /// Up to `probes` attempts go through to test the server.
+    HalfOpen {
+        /// Probes not yet sent.
+        to_send: u32,
+        /// Probes answered, and of those failed.
+        answered: u32,
+        /// Failed probes.
+        failed: u32,
+    },
+}
+
+/// A breaker during a run.
+#[derive(Clone, Debug)]
+pub struct Breaker {
+    config: BreakerConfig,
+    state: State,
+    /// Closed: the latest outcomes, true for a failure.
+    recent: VecDeque<bool>,
+    failures: u32,
+}
+
+/// What the breaker says to an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go ahead.
+    Allow,
+    /// Go ahead: this attempt is a half-open probe.
+    Probe,
+    /// Refused locally.
+    Reject,
+}
+
+impl Breaker {
+    /// A closed breaker.
+    pub fn new(config: &BreakerConfig) -> Self {
+        Breaker {
+            config: config.clone(),
+            state: State::Closed,
+            recent: VecDeque::new(),
+            failures: 0,
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// May an attempt go out at `now`? An open breaker whose time is up turns
+    /// half-open here (and via [`Breaker::on_timer`]).
+    pub fn check(&mut self, now: SimTime) -> Verdict {
+        self.on_timer(now);
+        match &mut self.state {
+            State::Closed => Verdict::Allow,
+            State::Open { .. } => Verdict::Reject,
+            State::HalfOpen { to_send, .. } if *to_send > 0 => {
+                *to_send -= 1;
+                Verdict::Probe
+            }
+            State::HalfOpen { .. } => Verdict::Reject,
+        }
+    }
+
+    /// Turns an expired open state half-open; returns true if it did.
+    pub fn on_timer(&mut self, now: SimTime) -> bool {
+        match self.state {
+            State::Open { until } if now >= until => {
+                self.state = State::HalfOpen {
+                    to_send: self.config.probes,
+                    answered: 0,
+                    failed: 0,
+                };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The outcome of an attempt it let through (`probe` if it was a probe). Returns
+    /// `Some(until)` when the breaker opens.
+    pub fn record<R: Rng + ?Sized>(
+        &mut self,
+        failed: bool,
+        probe: bool,
+        now: SimTime,
+        rng: &mut R,
+    ) -> Option<SimTime> {
+        match &mut self.state {
+            State::Closed => {
+                self.recent.push_back(failed);
+                self.failures += u32::from(failed);
+                if self.recent.len() > self.config.window as usize {
+                    let old = self.recent.pop_front().unwrap_or(false);
+                    self.failures -= u32::from(old);
+                }
+                let n = self.recent.len() as u32;
+                let tripped = n >= self.config.min_calls
+                    && f64::from(self.failures) >= self.config.failure_rate * f64::from(n);
+                tripped.then(|| self.open(now, rng))
+            }
+            State::HalfOpen {
+                answered,
+                failed: bad,
+                ..
+            } if probe => {
+                *answered += 1;
+                *bad += u32::from(failed);
+                if *answered < self.config.probes {
+                    return None;
+                }
+                if f64::from(*bad) >= self.config.failure_rate * f64::from(*answered) {
+                    Some(self.open(now, rng))
+                } else {
+                    self.state = State::Closed;
+                    self.recent.clear();
+                    self.failures = 0;
+                    None
+                }
+            }
+            // Answers to attempts sent before it opened change nothing.
+            State::HalfOpen { .. } | State::Open { .. } => None,
+        }
+    }
+
+    fn open<R: Rng + ?Sized>(&mut self, now: SimTime, rng: &mut R) -> SimTime {
+        let j = self.config.jitter;
+        let stretch = if j > 0.0 {
+            1.0 + j * (2.0 * rng.random::<f64>() - 1.0)
+        } else {
+            1.0
+        };
+        let until =
+            now + SimDuration::from_nanos_f64(self.config.open_for.as_nanos_f64() * stretch);
+        self.state = State::Open { until };
+        self.recent.clear();
+        self.failures = 0;
+        until
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::{Stream, stream};
+
+    fn config() -> BreakerConfig {
+        BreakerConfig {
+            failure_rate: 0.5,
+            window: 4,
+            min_calls: 4,
+            open_for: SimDuration(100),
+            jitter: 0.0,
+            probes: 2,
+        }
+    }
+
+    #[test]
+    fn opens_at_the_failure_rate_and_probes_after_the_open_time() {
+        let mut rng = stream(1, Stream::Jitter);
+        let mut b = Breaker::new(&config());
+        // Three calls are below min_calls: no opening even if all fail.
+        for _ in 0..3 {
+            assert_eq!(b.check(SimTime(0)), Verdict::Allow);
+            assert_eq!(b.record(true, false, SimTime(0), &mut rng), None);
+        }
+        // The fourth: 3 failures of 4 >= 50%: open until t = 10 + 100.
+        assert_eq!(
+            b.record(false, false, SimTime(10), &mut rng),
+            Some(SimTime(110))
+        );
+        assert_eq!(b.check(SimTime(50)), Verdict::Reject);
+        assert_eq!(b.check(SimTime(109)), Verdict::Reject);
+        // Half-open at 110: two probes, then rejections.
+        assert_eq!(b.check(SimTime(110)), Verdict::Probe);
+        assert_eq!(b.check(SimTime(111)), Verdict::Probe);
+        assert_eq!(b.check(SimTime(112)), Verdict::Reject);
+        // One probe fails of two: 50% >= 50%: open again.
+        assert_eq!(b.record(false, true, SimTime(120), &mut rng), None);
+        assert_eq!(
+            b.record(true, true, SimTime(130), &mut rng),
+            Some(SimTime(230))
+        );
+        // Next time both probes succeed: closed.
+        assert_eq!(b.check(SimTime(230)), Verdict::Probe);
+        assert_eq!(b.check(SimTime(231)), Verdict::Probe);
+        b.record(false, true, SimTime(240), &mut rng);
+        b.record(false, true, SimTime(241), &mut rng);
+        assert_eq!(b.state(), State::Closed);
+        assert_eq!(b.check(SimTime(242)), Verdict::Allow);
+    }
+
+    #[test]
+    fn the_window_forgets_old_failures() {
+        let mut rng = stream(1, Stream::Jitter);
+        let mut b = Breaker::new(&config());
+        // Alternating with failures at 1 in 4 never reaches 50%.
+        for i in 0..40 {
+            assert_eq!(b.record(i % 4 == 0, false, SimTime(i), &mut rng), None);
+        }
+        assert_eq!(b.state(), State::Closed);
+    }
+
+    #[test]
+    fn jitter_stretches_the_open_time_within_bounds() {
+        let mut rng = stream(2, Stream::Jitter);
+        let c = BreakerConfig {
+            jitter: 0.5,
+            window: 1,
+            min_calls: 1,
+            ..config()
+        };
+        for _ in 0..1000 {
+            let mut b = Breaker::new(&c);
+            let until = b.record(true, false, SimTime(0), &mut rng).unwrap();
+            assert!((50..=150).contains(&until.0), "{until:?}");
+        }
+    }
+}
