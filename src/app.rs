@@ -71,8 +71,9 @@ pub fn simulate(s: &Scenario) -> Report {
     let runs = s
         .strategies
         .par_iter()
-        .map(|strategy| {
-            let r = model::run(&s.world, strategy, s.seed, s.metrics.bucket);
+        .enumerate()
+        .map(|(i, strategy)| {
+            let r = model::run(&s.world_for(i), strategy, s.seed, s.metrics.bucket);
             let summary = summarize(
                 &s.metrics,
                 &r.buckets,

@@ -77,10 +77,15 @@ pub struct SweepReport {
 /// Runs every cell of `s`'s sweep; `None` if the scenario has no sweep.
 pub fn run(s: &Scenario) -> Option<SweepReport> {
     let sweep = s.sweep.clone()?;
-    let worlds: Vec<_> = sweep
+    // One world per (value, strategy): a strategy may bring its own clients.
+    let worlds: Vec<Vec<_>> = sweep
         .values
         .iter()
-        .map(|&v| sweep.parameter.apply(&s.world, v))
+        .map(|&v| {
+            (0..s.strategies.len())
+                .map(|k| sweep.parameter.apply(&s.world_for(k), v))
+                .collect()
+        })
         .collect();
     let last = sweep.values.len() - 1;
     let cells: Vec<(usize, usize, u32)> = (0..sweep.values.len())
@@ -93,7 +98,7 @@ pub fn run(s: &Scenario) -> Option<SweepReport> {
         .par_iter()
         .map(|&(v, k, r)| {
             let out = model::run(
-                &worlds[v],
+                &worlds[v][k],
                 &s.strategies[k],
                 derive_seed(s.seed, v, r),
                 s.metrics.bucket,

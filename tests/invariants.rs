@@ -103,12 +103,18 @@ impl Observer for Books {
 
 fn check(path: &str) {
     let s = scenario::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
-    for strategy in &s.strategies {
+    for (i, strategy) in s.strategies.iter().enumerate() {
         let mut books = Books {
             retry_on_400: strategy.policy.retry_on.contains(Outcome::Status400),
             ..Books::default()
         };
-        let r = run_observed(&s.world, strategy, s.seed, s.metrics.bucket, &mut books);
+        let r = run_observed(
+            &s.world_for(i),
+            strategy,
+            s.seed,
+            s.metrics.bucket,
+            &mut books,
+        );
         let t = &r.totals;
         let who = format!("{path} / {}", strategy.name);
         assert!(
@@ -185,4 +191,9 @@ fn aws_occ_scenario() {
 #[test]
 fn budgets_breaker_and_throttle_scenario() {
     check("scenarios/budgets.toml");
+}
+
+#[test]
+fn open_vs_closed_scenario() {
+    check("scenarios/open-vs-closed.toml");
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 pub use error::ScenarioError;
 
 use crate::metrics::MetricsConfig;
-use crate::model::WorldConfig;
+use crate::model::{Load, WorldConfig};
 use crate::retry::Strategy;
 
 /// A validated scenario, ready to run.
@@ -33,6 +33,24 @@ pub struct Scenario {
     pub strategies: Vec<Strategy>,
     /// The sweep, if the scenario is one.
     pub sweep: Option<Sweep>,
+    /// Per strategy (same order): its own load and bad fraction, replacing the
+    /// world's, when its `[[strategy]]` table has a `clients` table.
+    pub loads: Vec<Option<(Load, f64)>>,
+}
+
+impl Scenario {
+    /// The world strategy `i` runs in.
+    pub fn world_for(&self, i: usize) -> std::borrow::Cow<'_, WorldConfig> {
+        match self.loads.get(i) {
+            Some(Some((load, bad_fraction))) => {
+                let mut w = self.world.clone();
+                w.load = load.clone();
+                w.bad_fraction = *bad_fraction;
+                std::borrow::Cow::Owned(w)
+            }
+            _ => std::borrow::Cow::Borrowed(&self.world),
+        }
+    }
 }
 
 /// Which parameter a sweep varies.

@@ -330,6 +330,8 @@ pub struct RetryFile {
     pub retry_after_max: Option<DurationValue>,
     /// A retry budget, e.g. `{ kind = "token-bucket" }`.
     pub budget: Option<BudgetFile>,
+    /// Strategies only: a client population of its own, replacing `[clients]`.
+    pub clients: Option<ClientsFile>,
     /// A circuit breaker, e.g. `{ failure_rate = 0.5, open_for = "5s" }`.
     pub breaker: Option<BreakerFile>,
     /// Client-side adaptive throttling, e.g. `{ k = 2.0 }`.

@@ -59,7 +59,7 @@ impl<'a> Checker<'a> {
 
     /// Validates the whole file.
     pub fn scenario(&self, f: ScenarioFile) -> Checked<Scenario> {
-        let name = self.name(f.name)?;
+        let name = self.name(f.name.clone())?;
         let duration = f.duration.0;
         self.ensure(duration.0 > 0, &KeyPath::key("duration"), || {
             "duration must be positive".into()
@@ -80,16 +80,8 @@ impl<'a> Checker<'a> {
         }
         let world = WorldConfig {
             duration,
-            load: self.load(&f.clients)?,
-            bad_fraction: match f.clients.bad_fraction {
-                Some(v) => self.fraction(
-                    v,
-                    &KeyPath::key("clients").join("bad_fraction"),
-                    "bad_fraction",
-                    false,
-                )?,
-                None => 0.0,
-            },
+            load: self.load(&f.clients, &KeyPath::key("clients"))?,
+            bad_fraction: self.bad_fraction(&f.clients, &KeyPath::key("clients"))?,
             network: self.dist(&f.network.latency, &KeyPath::key("network").join("latency"))?,
             server: self.server(&f.server)?,
             outages,
@@ -109,18 +101,20 @@ impl<'a> Checker<'a> {
             }
         }
         let strategies = self.strategies(&f.retry, &f.strategies)?;
+        let loads = self.strategy_loads(&f, &world)?;
         let sweep = match &f.sweep {
             Some(s) => Some(self.sweep(s, &world)?),
             None => None,
         };
         Ok(Scenario {
             name,
-            description: f.description.unwrap_or_default(),
+            description: f.description.clone().unwrap_or_default(),
             seed: f.seed.unwrap_or(1),
             world,
             metrics,
             strategies,
             sweep,
+            loads,
         })
     }
 
@@ -248,8 +242,45 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn load(&self, c: &ClientsFile) -> Checked<Load> {
-        let key = KeyPath::key("clients");
+    fn bad_fraction(&self, c: &ClientsFile, key: &KeyPath) -> Checked<f64> {
+        match c.bad_fraction {
+            Some(v) => self.fraction(v, &key.join("bad_fraction"), "bad_fraction", false),
+            None => Ok(0.0),
+        }
+    }
+
+    /// Each strategy's own client population, if it has one.
+    fn strategy_loads(
+        &self,
+        f: &ScenarioFile,
+        world: &WorldConfig,
+    ) -> Checked<Vec<Option<(Load, f64)>>> {
+        if f.retry.clients.is_some() {
+            return self.err(
+                &KeyPath::key("retry").join("clients"),
+                "a `clients` table belongs to a [[strategy]] (its own population), not to [retry]",
+            );
+        }
+        let mut loads = Vec::with_capacity(f.strategies.len());
+        for (i, st) in f.strategies.iter().enumerate() {
+            let Some(c) = &st.clients else {
+                loads.push(None);
+                continue;
+            };
+            let key = KeyPath::key("strategy").at(i).join("clients");
+            if matches!(world.server, ServerModel::Occ) {
+                return self.err(
+                    &key,
+                    "the OCC experiment's population is set in [clients] only",
+                );
+            }
+            loads.push(Some((self.load(c, &key)?, self.bad_fraction(c, &key)?)));
+        }
+        Ok(loads)
+    }
+
+    fn load(&self, c: &ClientsFile, key: &KeyPath) -> Checked<Load> {
+        let key = key.clone();
         let misplaced = |field: &str, model: &str| {
             self.err(
                 &key.join(field),
