@@ -197,3 +197,8 @@ fn budgets_breaker_and_throttle_scenario() {
 fn open_vs_closed_scenario() {
     check("scenarios/open-vs-closed.toml");
 }
+
+#[test]
+fn server_side_scenario() {
+    check("scenarios/server-side.toml");
+}

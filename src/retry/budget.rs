@@ -340,4 +340,44 @@ mod tests {
         assert!(b.try_retry(at(20), Outcome::Status503).is_some());
         assert!(b.try_retry(at(20), Outcome::Status503).is_none());
     }
+
+    #[test]
+    fn random_sequences_keep_levels_within_bounds() {
+        use crate::engine::rng::{Stream, stream};
+        use rand::RngExt;
+        let mut rng = stream(5, Stream::Jitter);
+        for config in [
+            BudgetConfig::TokenBucket {
+                max_tokens: 10.0,
+                token_ratio: 0.1,
+            },
+            BudgetConfig::AwsQuota {
+                capacity: 500,
+                retry_cost: 5,
+                timeout_cost: 10,
+                success_bonus: 1,
+            },
+        ] {
+            let cap = match config {
+                BudgetConfig::TokenBucket { max_tokens, .. } => max_tokens,
+                _ => 500.0,
+            };
+            let mut b = Budget::new(&config);
+            let mut charged = Vec::new();
+            for i in 0..100_000u64 {
+                let now = at(i);
+                match rng.random_range(0..4) {
+                    0 => b.on_request(now),
+                    1 => b.on_failure(Outcome::Timeout),
+                    2 => charged.extend(b.try_retry(now, Outcome::Timeout)),
+                    _ => b.on_success(charged.pop().unwrap_or(0)),
+                }
+                assert!(
+                    (0.0..=cap).contains(&b.level()),
+                    "{config:?}: level {} at step {i}",
+                    b.level()
+                );
+            }
+        }
+    }
 }

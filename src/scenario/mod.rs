@@ -13,7 +13,7 @@ use std::path::Path;
 pub use error::ScenarioError;
 
 use crate::metrics::MetricsConfig;
-use crate::model::{Load, WorldConfig};
+use crate::model::{Load, ServerModel, WorldConfig};
 use crate::retry::Strategy;
 
 /// A validated scenario, ready to run.
@@ -33,19 +33,33 @@ pub struct Scenario {
     pub strategies: Vec<Strategy>,
     /// The sweep, if the scenario is one.
     pub sweep: Option<Sweep>,
-    /// Per strategy (same order): its own load and bad fraction, replacing the
-    /// world's, when its `[[strategy]]` table has a `clients` table.
-    pub loads: Vec<Option<(Load, f64)>>,
+    /// Per strategy (same order): what of the world its `[[strategy]]` table
+    /// replaces with its own `clients` or `server` table.
+    pub overrides: Vec<WorldOverride>,
+}
+
+/// The parts of the world one strategy brings its own of.
+#[derive(Clone, Debug, Default)]
+pub struct WorldOverride {
+    /// Its own load and bad fraction.
+    pub load: Option<(Load, f64)>,
+    /// Its own server.
+    pub server: Option<ServerModel>,
 }
 
 impl Scenario {
     /// The world strategy `i` runs in.
     pub fn world_for(&self, i: usize) -> std::borrow::Cow<'_, WorldConfig> {
-        match self.loads.get(i) {
-            Some(Some((load, bad_fraction))) => {
+        match self.overrides.get(i) {
+            Some(o) if o.load.is_some() || o.server.is_some() => {
                 let mut w = self.world.clone();
-                w.load = load.clone();
-                w.bad_fraction = *bad_fraction;
+                if let Some((load, bad_fraction)) = &o.load {
+                    w.load = load.clone();
+                    w.bad_fraction = *bad_fraction;
+                }
+                if let Some(server) = &o.server {
+                    w.server = server.clone();
+                }
                 std::borrow::Cow::Owned(w)
             }
             _ => std::borrow::Cow::Borrowed(&self.world),

@@ -332,6 +332,8 @@ pub struct RetryFile {
     pub budget: Option<BudgetFile>,
     /// Strategies only: a client population of its own, replacing `[clients]`.
     pub clients: Option<ClientsFile>,
+    /// Strategies only: a server of its own, replacing `[server]`.
+    pub server: Option<ServerFile>,
     /// A circuit breaker, e.g. `{ failure_rate = 0.5, open_for = "5s" }`.
     pub breaker: Option<BreakerFile>,
     /// Client-side adaptive throttling, e.g. `{ k = 2.0 }`.

@@ -7,7 +7,7 @@ use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
 use super::schema::*;
-use super::{Scenario, Sweep, SweepParameter};
+use super::{Scenario, Sweep, SweepParameter, WorldOverride};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
 use crate::model::{
@@ -83,7 +83,7 @@ impl<'a> Checker<'a> {
             load: self.load(&f.clients, &KeyPath::key("clients"))?,
             bad_fraction: self.bad_fraction(&f.clients, &KeyPath::key("clients"))?,
             network: self.dist(&f.network.latency, &KeyPath::key("network").join("latency"))?,
-            server: self.server(&f.server)?,
+            server: self.server(&f.server, &KeyPath::key("server"))?,
             outages,
         };
         if matches!(world.server, ServerModel::Occ) {
@@ -101,7 +101,7 @@ impl<'a> Checker<'a> {
             }
         }
         let strategies = self.strategies(&f.retry, &f.strategies)?;
-        let loads = self.strategy_loads(&f, &world)?;
+        let overrides = self.strategy_overrides(&f, &world)?;
         let sweep = match &f.sweep {
             Some(s) => Some(self.sweep(s, &world)?),
             None => None,
@@ -114,7 +114,7 @@ impl<'a> Checker<'a> {
             metrics,
             strategies,
             sweep,
-            loads,
+            overrides,
         })
     }
 
@@ -249,34 +249,55 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Each strategy's own client population, if it has one.
-    fn strategy_loads(
+    /// Each strategy's own client population and server, where it has them.
+    fn strategy_overrides(
         &self,
         f: &ScenarioFile,
         world: &WorldConfig,
-    ) -> Checked<Vec<Option<(Load, f64)>>> {
-        if f.retry.clients.is_some() {
-            return self.err(
-                &KeyPath::key("retry").join("clients"),
-                "a `clients` table belongs to a [[strategy]] (its own population), not to [retry]",
-            );
-        }
-        let mut loads = Vec::with_capacity(f.strategies.len());
-        for (i, st) in f.strategies.iter().enumerate() {
-            let Some(c) = &st.clients else {
-                loads.push(None);
-                continue;
-            };
-            let key = KeyPath::key("strategy").at(i).join("clients");
-            if matches!(world.server, ServerModel::Occ) {
+    ) -> Checked<Vec<WorldOverride>> {
+        for (field, set) in [
+            ("clients", f.retry.clients.is_some()),
+            ("server", f.retry.server.is_some()),
+        ] {
+            if set {
                 return self.err(
-                    &key,
-                    "the OCC experiment's population is set in [clients] only",
+                    &KeyPath::key("retry").join(field),
+                    format!(
+                        "a `{field}` table belongs to a [[strategy]] (its own), not to [retry]"
+                    ),
                 );
             }
-            loads.push(Some((self.load(c, &key)?, self.bad_fraction(c, &key)?)));
         }
-        Ok(loads)
+        let occ = matches!(world.server, ServerModel::Occ);
+        let mut out = Vec::with_capacity(f.strategies.len());
+        for (i, st) in f.strategies.iter().enumerate() {
+            let key = KeyPath::key("strategy").at(i);
+            if occ && (st.clients.is_some() || st.server.is_some()) {
+                return self.err(&key, "the OCC experiment's clients and server are set in [clients] and [server] only");
+            }
+            let load = match &st.clients {
+                Some(c) => Some((
+                    self.load(c, &key.join("clients"))?,
+                    self.bad_fraction(c, &key.join("clients"))?,
+                )),
+                None => None,
+            };
+            let server = match &st.server {
+                Some(s) => {
+                    let model = self.server(s, &key.join("server"))?;
+                    if matches!(model, ServerModel::Occ) {
+                        return self.err(
+                            &key.join("server").join("kind"),
+                            "a strategy's own server must be a capacity server",
+                        );
+                    }
+                    Some(model)
+                }
+                None => None,
+            };
+            out.push(WorldOverride { load, server });
+        }
+        Ok(out)
     }
 
     fn load(&self, c: &ClientsFile, key: &KeyPath) -> Checked<Load> {
@@ -342,8 +363,8 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn server(&self, s: &ServerFile) -> Checked<ServerModel> {
-        let key = KeyPath::key("server");
+    fn server(&self, s: &ServerFile, key: &KeyPath) -> Checked<ServerModel> {
+        let key = key.clone();
         if s.kind == Some(ServerKindFile::Occ) {
             for (field, set) in [
                 ("workers", s.workers.is_some()),
