@@ -1,7 +1,7 @@
 //! `goodput.png`: successful requests per second over time, all strategies on one
 //! chart, with the pre-outage level and the recovery threshold.
 
-use super::timechart::{self, Line, Panel, Reference};
+use super::timechart::{self, Panel, Reference};
 use super::{PlotError, render_png, style};
 use crate::metrics::Report;
 
@@ -26,19 +26,12 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                 &format!("; centred moving average over {k} buckets"),
             ),
         )?;
-        let lines = report
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| Line {
-                label: &r.name,
-                colour: style::colour(i),
-                points: timechart::series(
-                    report,
-                    moving_average(&r.buckets, k).into_iter().map(|v| v / width),
-                ),
-            })
-            .collect();
+        let lines = timechart::line_per_strategy(report, |b| {
+            moving_average(b, k)
+                .into_iter()
+                .map(|v| v / width)
+                .collect()
+        });
         let mut references = Vec::new();
         if let Some(level) = report
             .runs

@@ -1,6 +1,6 @@
 //! `queue.png`: the server's queue length over time (time-averaged per bucket).
 
-use super::timechart::{self, Line, Panel};
+use super::timechart::{self, Panel};
 use super::{PlotError, render_png, style};
 use crate::metrics::Report;
 
@@ -18,16 +18,8 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             "Server queue length",
             &timechart::subtitle(report, "; time average per bucket"),
         )?;
-        let lines = report
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| Line {
-                label: &r.name,
-                colour: style::colour(i),
-                points: timechart::series(report, r.buckets.iter().map(|b| b.queue_len)),
-            })
-            .collect();
+        let lines =
+            timechart::line_per_strategy(report, |b| b.iter().map(|b| b.queue_len).collect());
         let panel = Panel {
             caption: "",
             y_label: "requests waiting",

@@ -48,6 +48,24 @@ pub fn series(report: &Report, v: impl Iterator<Item = f64>) -> Vec<(f64, f64)> 
     v.enumerate().map(|(i, y)| (i as f64 * w, y)).collect()
 }
 
+/// One line per strategy, in the palette's order, of the per-bucket values
+/// `values` computes from the strategy's buckets.
+pub fn line_per_strategy<'a>(
+    report: &'a Report,
+    values: impl Fn(&[crate::metrics::Bucket]) -> Vec<f64>,
+) -> Vec<Line<'a>> {
+    report
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Line {
+            label: &r.name,
+            colour: style::colour(i),
+            points: series(report, values(&r.buckets).into_iter()),
+        })
+        .collect()
+}
+
 /// A tick label without needless decimals: "6000", "20", "2.5", "0.25".
 pub fn tick(v: f64) -> String {
     if v == v.round() || v.abs() >= 100.0 {

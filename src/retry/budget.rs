@@ -6,10 +6,9 @@
 //! are waiting out their backoff already count against the budget (a known bug of
 //! real proxies is that they do not).
 
-use std::collections::VecDeque;
-
 use crate::engine::{SimDuration, SimTime};
 use crate::retry::Outcome;
+use crate::retry::window::SlidingCounts;
 
 /// Which budget, with its parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,64 +57,14 @@ pub enum BudgetConfig {
     },
 }
 
-/// Counts of events in a sliding window, kept in 20 sub-windows.
-#[derive(Clone, Debug)]
-struct Sliding {
-    slot: u64,
-    /// (sub-window index, requests, retries), oldest first.
-    slots: VecDeque<(u64, u64, u64)>,
-    slot_count: u64,
-    requests: u64,
-    retries: u64,
-}
-
-impl Sliding {
-    const SLOTS: u64 = 20;
-
-    fn new(window: SimDuration) -> Self {
-        Sliding {
-            slot: (window.0 / Self::SLOTS).max(1),
-            slots: VecDeque::new(),
-            slot_count: Self::SLOTS,
-            requests: 0,
-            retries: 0,
-        }
-    }
-
-    fn expire(&mut self, now: SimTime) {
-        let current = now.0 / self.slot;
-        while let Some(&(i, req, ret)) = self.slots.front() {
-            if i + self.slot_count > current {
-                break;
-            }
-            self.requests -= req;
-            self.retries -= ret;
-            self.slots.pop_front();
-        }
-    }
-
-    fn add(&mut self, now: SimTime, requests: u64, retries: u64) {
-        self.expire(now);
-        let current = now.0 / self.slot;
-        match self.slots.back_mut() {
-            Some(last) if last.0 == current => {
-                last.1 += requests;
-                last.2 += retries;
-            }
-            _ => self.slots.push_back((current, requests, retries)),
-        }
-        self.requests += requests;
-        self.retries += retries;
-    }
-}
-
 /// A budget's state during a run.
 #[derive(Clone, Debug)]
 pub struct Budget {
     config: BudgetConfig,
     /// Token bucket tokens or AWS quota.
     level: f64,
-    window: Option<Sliding>,
+    /// Requests and retries in the window (ratio and Finagle budgets).
+    window: Option<SlidingCounts>,
 }
 
 impl Budget {
@@ -124,8 +73,8 @@ impl Budget {
         let (level, window) = match config {
             BudgetConfig::TokenBucket { max_tokens, .. } => (*max_tokens, None),
             BudgetConfig::AwsQuota { capacity, .. } => (f64::from(*capacity), None),
-            BudgetConfig::Ratio { window, .. } => (0.0, Some(Sliding::new(*window))),
-            BudgetConfig::Finagle { ttl, .. } => (0.0, Some(Sliding::new(*ttl))),
+            BudgetConfig::Ratio { window, .. } => (0.0, Some(SlidingCounts::new(*window))),
+            BudgetConfig::Finagle { ttl, .. } => (0.0, Some(SlidingCounts::new(*ttl))),
         };
         Budget {
             config: config.clone(),
@@ -206,8 +155,9 @@ impl Budget {
                 let ratio = *ratio;
                 let w = self.window.as_mut()?;
                 w.expire(now);
+                let (requests, retries) = w.counts();
                 // Would this retry keep retries / requests below the ratio?
-                let allowed = (w.retries + 1) as f64 <= ratio * w.requests as f64;
+                let allowed = (retries + 1) as f64 <= ratio * requests as f64;
                 if allowed {
                     w.add(now, 0, 1);
                 }
@@ -222,7 +172,8 @@ impl Budget {
                 let percent = *percent;
                 let w = self.window.as_mut()?;
                 w.expire(now);
-                let allowed = ((w.retries + 1) as f64) <= reserve + percent * w.requests as f64;
+                let (requests, retries) = w.counts();
+                let allowed = ((retries + 1) as f64) <= reserve + percent * requests as f64;
                 if allowed {
                     w.add(now, 0, 1);
                 }

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod outcome;
 pub mod policy;
 pub mod throttle;
+pub mod window;
 
 pub use backoff::{Backoff, BackoffKind};
 pub use breaker::{Breaker, BreakerConfig};
