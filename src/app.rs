@@ -142,10 +142,37 @@ pub fn run(opts: &RunOptions) -> Result<()> {
     Ok(())
 }
 
+/// A progress bar on stderr (runs done, elapsed, estimate), only when stderr is
+/// a terminal and output is not `--quiet`: pipes and CI logs stay clean.
+fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    let style = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} runs, {elapsed} elapsed, about {eta} left",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
 /// `sim run` of a scenario with a `[sweep]`.
 fn run_sweep(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Result<()> {
     let simulated = Instant::now();
-    let Some(report) = sweep::run(s) else {
+    let bar = progress_bar(opts.quiet);
+    let on_cell = |done: usize, total: usize| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    };
+    let report = sweep::run_with_progress(s, &on_cell);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let Some(report) = report else {
         return Ok(());
     };
     let sim_wall = simulated.elapsed();

@@ -76,6 +76,15 @@ pub struct SweepReport {
 
 /// Runs every cell of `s`'s sweep; `None` if the scenario has no sweep.
 pub fn run(s: &Scenario) -> Option<SweepReport> {
+    run_with_progress(s, &|_, _| {})
+}
+
+/// [`run`], calling `progress(done, total)` as cells finish (from any thread,
+/// in no particular order; it must not affect results).
+pub fn run_with_progress(
+    s: &Scenario,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Option<SweepReport> {
     let sweep = s.sweep.clone()?;
     // One world per (value, strategy): a strategy may bring its own clients.
     let worlds: Vec<Vec<_>> = sweep
@@ -94,6 +103,8 @@ pub fn run(s: &Scenario) -> Option<SweepReport> {
                 .flat_map(move |k| (0..sweep.replications).map(move |r| (v, k, r)))
         })
         .collect();
+    let total = cells.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<(Cell, u64, Option<Vec<Bucket>>)> = cells
         .par_iter()
         .map(|&(v, k, r)| {
@@ -110,6 +121,10 @@ pub fn run(s: &Scenario) -> Option<SweepReport> {
                 complete: out.in_flight_at_end == 0,
             };
             let timeline = (v == last && r == 0).then_some(out.buckets);
+            progress(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
             (cell, t.events, timeline)
         })
         .collect();

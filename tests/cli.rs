@@ -212,3 +212,36 @@ fn usage_errors_exit_2() {
     sim().arg("frobnicate").assert().code(2);
     sim().args(["run"]).assert().code(2);
 }
+
+#[test]
+fn a_sweep_writes_its_files_deterministically_and_quietly_off_a_terminal() {
+    let dir = TempDir::new().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    let a = run_into("tests/fixtures/sweep.toml", &one, "1", &[]).success();
+    run_into("tests/fixtures/sweep.toml", &two, "2", &[]).success();
+    assert!(
+        a.get_output().stderr.is_empty(),
+        "no progress bar when stderr is not a terminal"
+    );
+    assert!(
+        header(&one.join("summary.csv"))
+            .starts_with("clients,strategy,runs,calls_mean,calls_ci95,time_ms_mean,time_ms_ci95")
+    );
+    let rows = fs::read_to_string(one.join("summary.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(rows, 1 + 2 * 2, "a row per (clients, strategy)");
+    for f in [
+        "summary.csv",
+        "timeline.csv",
+        "calls.png",
+        "time.png",
+        "timeline.png",
+    ] {
+        assert!(
+            fs::read(one.join(f)).unwrap() == fs::read(two.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+}
