@@ -33,6 +33,36 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Print the distribution of each retry's delay under a backoff, and plot it.
+    Delays {
+        /// The backoff kind: none, constant, linear, exponential, full-jitter,
+        /// equal-jitter, decorrelated-jitter.
+        kind: String,
+        /// First delay.
+        #[arg(long, default_value = "200ms")]
+        base: String,
+        /// Largest un-jittered delay.
+        #[arg(long, default_value = "10s")]
+        cap: String,
+        /// Growth factor.
+        #[arg(long, default_value_t = 2.0)]
+        multiplier: f64,
+        /// Exponent at the first retry: 0 (waits base) or 1 (the AWS convention).
+        #[arg(long, default_value_t = 0)]
+        first_exponent: u32,
+        /// Retries to show.
+        #[arg(long, default_value_t = 5)]
+        retries: u32,
+        /// Retry sequences drawn.
+        #[arg(long, default_value_t = 10_000)]
+        samples: usize,
+        /// Seed of the jitter.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also draw the distribution to this PNG file.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
     /// Check a scenario file without running it.
     Validate {
         /// The scenario file (TOML).

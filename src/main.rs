@@ -4,12 +4,15 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use retry_storm::{app, cli::Cli, scenario::ScenarioError};
+use retry_storm::{app, app::InputError, cli::Cli, scenario::ScenarioError};
 
 fn main() -> ExitCode {
     match app::main(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.downcast_ref::<ScenarioError>().is_some() => {
+        Err(e)
+            if e.downcast_ref::<ScenarioError>().is_some()
+                || e.downcast_ref::<InputError>().is_some() =>
+        {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }

@@ -245,3 +245,32 @@ fn a_sweep_writes_its_files_deterministically_and_quietly_off_a_terminal() {
         );
     }
 }
+
+#[test]
+fn delays_prints_each_retry_and_draws_on_request() {
+    let dir = TempDir::new().unwrap();
+    let png = dir.path().join("d.png");
+    let out = sim()
+        .args(["delays", "exponential", "--retries", "4", "--plot"])
+        .arg(&png)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // Exponential without jitter: every quantile of retry 3 is 800 ms.
+    let row3 = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("3 "))
+        .unwrap();
+    assert_eq!(row3.matches("800.0ms").count(), 8, "{row3}");
+    assert_eq!(&fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+    let bad = sim().args(["delays", "jitter"]).assert().code(2);
+    assert!(
+        String::from_utf8(bad.get_output().stderr.clone())
+            .unwrap()
+            .contains("valid: none, constant")
+    );
+    sim()
+        .args(["delays", "full-jitter", "--base", "200"])
+        .assert()
+        .code(2);
+}

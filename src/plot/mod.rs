@@ -2,6 +2,7 @@
 //! (DejaVu Sans) and a pure-Rust rasteriser, and the PNG encoder runs with fixed
 //! settings, so the bytes are the same on every machine.
 
+pub mod delays;
 pub mod goodput;
 pub mod load;
 pub mod queue;

@@ -4,6 +4,7 @@
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
+pub mod delays;
 pub mod outcome;
 pub mod policy;
 pub mod throttle;
