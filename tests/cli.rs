@@ -20,6 +20,16 @@ fn run_into(file: &str, out: &Path, threads: &str, extra: &[&str]) -> assert_cmd
         .assert()
 }
 
+/// Asserts that each of `files` has the same bytes in folders `a` and `b`.
+fn assert_same_files(a: &Path, b: &Path, files: &[&str]) {
+    for f in files {
+        assert!(
+            fs::read(a.join(f)).unwrap() == fs::read(b.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+}
+
 fn header(path: &Path) -> String {
     fs::read_to_string(path)
         .unwrap()
@@ -91,19 +101,18 @@ fn output_is_byte_identical_across_thread_counts() {
     let (one, two) = (dir.path().join("one"), dir.path().join("two"));
     run_into("tests/fixtures/small.toml", &one, "1", &[]).success();
     run_into("tests/fixtures/small.toml", &two, "2", &[]).success();
-    for f in [
-        "summary.csv",
-        "timeseries.csv",
-        "load.png",
-        "goodput.png",
-        "queue.png",
-        "recovery.png",
-    ] {
-        assert!(
-            fs::read(one.join(f)).unwrap() == fs::read(two.join(f)).unwrap(),
-            "{f} differs"
-        );
-    }
+    assert_same_files(
+        &one,
+        &two,
+        &[
+            "summary.csv",
+            "timeseries.csv",
+            "load.png",
+            "goodput.png",
+            "queue.png",
+            "recovery.png",
+        ],
+    );
 }
 
 #[test]
@@ -232,18 +241,17 @@ fn a_sweep_writes_its_files_deterministically_and_quietly_off_a_terminal() {
         .lines()
         .count();
     assert_eq!(rows, 1 + 2 * 2, "a row per (clients, strategy)");
-    for f in [
-        "summary.csv",
-        "timeline.csv",
-        "calls.png",
-        "time.png",
-        "timeline.png",
-    ] {
-        assert!(
-            fs::read(one.join(f)).unwrap() == fs::read(two.join(f)).unwrap(),
-            "{f} differs"
-        );
-    }
+    assert_same_files(
+        &one,
+        &two,
+        &[
+            "summary.csv",
+            "timeline.csv",
+            "calls.png",
+            "time.png",
+            "timeline.png",
+        ],
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::timechart::{self, tick};
+use super::timechart;
 use super::{PlotError, draw_err, render_png, style};
 use crate::retry::delays::RetryDelays;
 
@@ -21,17 +21,11 @@ pub fn render(title: &str, subtitle: &str, delays: &[RetryDelays]) -> Result<Vec
             .y_label_area_size(90)
             .build_cartesian_2d(0.4..n + 0.6, 0.0..top)
             .map_err(draw_err)?;
-        chart
-            .configure_mesh()
+        timechart::house_style(&mut chart.configure_mesh())
             .disable_x_mesh()
-            .light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
             .x_desc("retry")
             .y_desc("delay before the retry (ms)")
             .x_labels(delays.len())
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
-            .label_style((style::FONT, style::TICK_SIZE))
-            .axis_desc_style((style::FONT, style::LABEL_SIZE))
             .draw()
             .map_err(draw_err)?;
         let colour = style::colour(4);

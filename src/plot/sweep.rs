@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::timechart::{self, tick};
+use super::timechart;
 use super::{PlotError, draw_err, render_png, style};
 use crate::sweep::{SweepReport, SweepRow};
 
@@ -87,15 +87,9 @@ pub fn render_figure(r: &SweepReport, f: Figure) -> Result<Vec<u8>, PlotError> {
         macro_rules! draw_all {
             ($chart:expr) => {{
                 let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
+                timechart::house_style(&mut chart.configure_mesh())
                     .x_desc(format!("{} (swept)", r.sweep.parameter.column()))
                     .y_desc(y_desc)
-                    .x_label_formatter(&|v| tick(*v))
-                    .y_label_formatter(&|v| tick(*v))
-                    .label_style((style::FONT, style::TICK_SIZE))
-                    .axis_desc_style((style::FONT, style::LABEL_SIZE))
                     .draw()
                     .map_err(draw_err)?;
                 for i in 0..names.len() {
@@ -200,15 +194,9 @@ pub fn render_timeline(r: &SweepReport, pick: &[&str]) -> Result<Vec<u8>, PlotEr
                 .y_label_area_size(80)
                 .build_cartesian_2d(0.0..x_hi, 0.0..y_hi)
                 .map_err(draw_err)?;
-            chart
-                .configure_mesh()
-                .light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
+            timechart::house_style(&mut chart.configure_mesh())
                 .x_desc("simulated time (s)")
                 .y_desc(format!("attempts per {}", r.metrics.bucket))
-                .x_label_formatter(&|v| tick(*v))
-                .y_label_formatter(&|v| tick(*v))
-                .label_style((style::FONT, style::TICK_SIZE))
-                .axis_desc_style((style::FONT, style::LABEL_SIZE))
                 .draw()
                 .map_err(draw_err)?;
             let colour = style::colour(*i);

@@ -1,7 +1,9 @@
 //! The shared shape of the time-series charts: time on x, outages shaded, lines
 //! per strategy and optional dashed reference lines.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 
 use super::style::{self, FONT, LABEL_SIZE, TICK_SIZE};
@@ -77,6 +79,27 @@ pub fn tick(v: f64) -> String {
     }
 }
 
+fn tick_label(v: &f64) -> String {
+    tick(*v)
+}
+
+/// The house style of a mesh on two `f64` axes: a light grid, tick labels
+/// without needless decimals, the embedded font at the standard sizes.
+pub fn house_style<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    DB: DrawingBackend,
+{
+    mesh.light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
+        .x_label_formatter(&tick_label)
+        .y_label_formatter(&tick_label)
+        .label_style((FONT, TICK_SIZE))
+        .axis_desc_style((FONT, LABEL_SIZE))
+}
+
 /// A y-axis top with some room above `max`.
 pub fn headroom(max: f64) -> f64 {
     if max > 0.0 { max * 1.08 } else { 1.0 }
@@ -100,12 +123,7 @@ pub fn draw(
         .build_cartesian_2d(0.0..report.duration_s, 0.0..panel.y_max)
         .map_err(draw_err)?;
     let mut mesh = chart.configure_mesh();
-    mesh.light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
-        .y_desc(panel.y_label)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .label_style((FONT, TICK_SIZE))
-        .axis_desc_style((FONT, LABEL_SIZE));
+    house_style(&mut mesh).y_desc(panel.y_label);
     if panel.x_label {
         mesh.x_desc("simulated time (s)");
     }
