@@ -15,8 +15,19 @@ use crate::plot;
 use crate::retry::delays::delay_distribution;
 use crate::retry::{Backoff, BackoffKind};
 use crate::scenario::duration::parse_duration;
-use crate::scenario::{self, Scenario};
-use crate::sweep;
+use crate::scenario::{self, Scenario, Sweep};
+use crate::sweep::figures::FIGURES;
+use crate::sweep::shard::{self, ShardSpec};
+use crate::sweep::{self, SweepReport};
+
+/// `println!` that does not panic when stdout is closed early (`sim run ... |
+/// head`): the report on stdout is a courtesy, the results are the files.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
 
 /// What `sim run` is asked to do, free of clap.
 #[derive(Debug, Clone)]
@@ -31,6 +42,21 @@ pub struct RunOptions {
     pub plots: bool,
     /// Print nothing on success.
     pub quiet: bool,
+    /// Run only this shard of a sweep's cells.
+    pub shard: Option<ShardSpec>,
+}
+
+/// What `sim merge` is asked to do.
+#[derive(Debug, Clone)]
+pub struct MergeOptions {
+    /// The shard folders.
+    pub dirs: Vec<PathBuf>,
+    /// Output folder; default `results/<name>`.
+    pub out: Option<PathBuf>,
+    /// Draw the charts.
+    pub plots: bool,
+    /// Print nothing on success.
+    pub quiet: bool,
 }
 
 /// Runs the command line.
@@ -42,10 +68,26 @@ pub fn main(cli: Cli) -> Result<()> {
             seed,
             no_plots,
             quiet,
+            shard,
         } => run(&RunOptions {
             scenario,
             out,
             seed,
+            plots: !no_plots,
+            quiet,
+            shard: shard
+                .map(|t| ShardSpec::parse(&t))
+                .transpose()
+                .map_err(InputError)?,
+        }),
+        Command::Merge {
+            dirs,
+            out,
+            no_plots,
+            quiet,
+        } => merge(&MergeOptions {
+            dirs,
+            out,
             plots: !no_plots,
             quiet,
         }),
@@ -122,17 +164,28 @@ fn delays(
     plot: Option<&Path>,
 ) -> Result<()> {
     let table = delay_distribution(b, retries, samples, seed);
-    println!(
+    say!(
         "{name}: base {}, cap {}, multiplier {}, first exponent {}; {samples} sequences, seed {seed}",
-        b.base, b.cap, b.multiplier, b.first_exponent
+        b.base,
+        b.cap,
+        b.multiplier,
+        b.first_exponent
     );
-    println!(
+    say!(
         "{:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "retry", "min", "p5", "p25", "p50", "p75", "p95", "max", "mean"
+        "retry",
+        "min",
+        "p5",
+        "p25",
+        "p50",
+        "p75",
+        "p95",
+        "max",
+        "mean"
     );
     for r in &table {
         let q = r.quantiles.map(|v| format!("{:.1}ms", v * 1000.0));
-        println!(
+        say!(
             "{:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
             r.retry,
             q[0],
@@ -161,7 +214,7 @@ fn delays(
             .and_then(|f| f.to_str())
             .ok_or_else(|| InputError(format!("--plot {}: not a file name", path.display())))?;
         let written = write_atomic(dir, file, &bytes)?;
-        println!("wrote {}", written.display());
+        say!("wrote {}", written.display());
     }
     Ok(())
 }
@@ -169,7 +222,7 @@ fn delays(
 /// `sim validate`.
 fn validate(path: &Path) -> Result<()> {
     let s = scenario::load(path)?;
-    println!(
+    say!(
         "{}: ok: scenario \"{}\", {} strategies, {} outages, {} simulated",
         path.display(),
         s.name,
@@ -217,6 +270,19 @@ pub fn simulate(s: &Scenario) -> Report {
     }
 }
 
+/// Where `sim run` writes: `--out`, or `results/<name>`, and for a shard its
+/// `shard-I-of-N` folder inside.
+fn output_folder(opts: &RunOptions, s: &Scenario) -> PathBuf {
+    let base = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&s.name));
+    match opts.shard {
+        Some(spec) => base.join(spec.folder()),
+        None => base,
+    }
+}
+
 /// `sim run`.
 pub fn run(opts: &RunOptions) -> Result<()> {
     let started = Instant::now();
@@ -224,16 +290,20 @@ pub fn run(opts: &RunOptions) -> Result<()> {
     if let Some(seed) = opts.seed {
         s.seed = seed;
     }
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&s.name));
+    if opts.shard.is_some() && s.sweep.is_none() {
+        return Err(InputError(format!(
+            "{}: --shard splits the runs of a [sweep], and this scenario has none",
+            opts.scenario.display()
+        ))
+        .into());
+    }
+    let out = output_folder(opts, &s);
     // Fail on an unusable output folder before the long work.
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create the output folder {}", out.display()))?;
 
-    if s.sweep.is_some() {
-        return run_sweep(opts, &s, &out, started);
+    if let Some(sweep) = s.sweep.clone() {
+        return run_sweep(opts, &s, &sweep, started);
     }
     let simulated = Instant::now();
     let report = simulate(&s);
@@ -274,8 +344,14 @@ fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// `sim run` of a scenario with a `[sweep]`.
-fn run_sweep(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Result<()> {
+/// `sim run` of a scenario with a `[sweep]`: every cell, or with `--shard` the
+/// shard's cells written as partial results for `sim merge`.
+fn run_sweep(opts: &RunOptions, s: &Scenario, sweep: &Sweep, started: Instant) -> Result<()> {
+    let total = sweep.runs();
+    let cells: Vec<usize> = match opts.shard {
+        Some(spec) => spec.cells(total),
+        None => (0..total).collect(),
+    };
     let simulated = Instant::now();
     let bar = progress_bar(opts.quiet);
     let on_cell = |done: usize, total: usize| {
@@ -284,95 +360,220 @@ fn run_sweep(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> R
             bar.set_position(done as u64);
         }
     };
-    let report = sweep::run_with_progress(s, &on_cell);
+    let results = sweep::run_cells(s, sweep, &cells, &on_cell);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let Some(report) = report else {
-        return Ok(());
-    };
     let sim_wall = simulated.elapsed();
-    let mut written = vec![
-        write_atomic(out, "summary.csv", &sweep_csv::summary(&report)?)?,
-        write_atomic(out, "timeline.csv", &sweep_csv::timeline(&report)?)?,
-    ];
-    if opts.plots {
-        type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>, plot::PlotError> + Sync + 'a>;
-        let charts: Vec<(&str, Render)> = vec![
-            (
-                "calls.png",
-                Box::new(|| plot::sweep::render_figure(&report, plot::sweep::Figure::Calls)),
-            ),
-            (
-                "time.png",
-                Box::new(|| plot::sweep::render_figure(&report, plot::sweep::Figure::Time)),
-            ),
-            (
-                "timeline.png",
-                Box::new(|| plot::sweep::render_timeline(&report, &["exponential", "full-jitter"])),
-            ),
-        ];
-        let images: Vec<_> = charts.par_iter().map(|(_, render)| render()).collect();
-        for ((name, _), image) in charts.iter().zip(images) {
-            let bytes = image.with_context(|| format!("cannot draw {name}"))?;
-            written.push(write_atomic(out, name, &bytes)?);
+    let out = output_folder(opts, s);
+    if let Some(spec) = opts.shard {
+        let text = std::fs::read_to_string(&opts.scenario)
+            .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
+        let manifest = shard::Manifest {
+            format: shard::FORMAT,
+            sim_version: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: s.name.clone(),
+            source: opts.scenario.display().to_string(),
+            fingerprint: shard::fingerprint(&text),
+            seed: s.seed,
+            shard: spec.index,
+            shards: spec.count,
+            cells: total,
+        };
+        let files = shard::files(&manifest, &text, &cells, &results).map_err(anyhow::Error::msg)?;
+        let mut written = Vec::new();
+        for (name, bytes) in files {
+            written.push(write_atomic(&out, name, &bytes)?);
         }
-    }
-    if opts.quiet {
+        if !opts.quiet {
+            say!(
+                "scenario {} ({}), seed {}: shard {} of {}, {} of {total} runs",
+                s.name,
+                opts.scenario.display(),
+                s.seed,
+                spec.index,
+                spec.count,
+                cells.len()
+            );
+            let events = results
+                .iter()
+                .map(|r| r.figures[EVENTS].unwrap_or(0.0) as u64)
+                .sum();
+            print_speed(events, sim_wall, started.elapsed());
+            for path in written {
+                say!("wrote {}", path.display());
+            }
+        }
         return Ok(());
     }
-    let sw = &report.sweep;
-    println!(
-        "scenario {} ({}), seed {}",
-        s.name,
-        opts.scenario.display(),
-        s.seed
-    );
-    println!(
-        "sweep of {} over {} values, {} runs each, {} strategies: {} runs\n",
-        sw.parameter.column(),
-        sw.values.len(),
-        sw.replications,
-        s.strategies.len(),
-        sw.values.len() * sw.replications as usize * s.strategies.len()
-    );
-    let width = s
-        .strategies
+    let report = sweep::aggregate(s, sweep, &results);
+    let written = write_sweep(&report, &out, opts.plots)?;
+    if !opts.quiet {
+        say!(
+            "scenario {} ({}), seed {}",
+            s.name,
+            opts.scenario.display(),
+            s.seed
+        );
+        print_sweep(&report, &written, sim_wall, started.elapsed());
+    }
+    Ok(())
+}
+
+const EVENTS: usize = FIGURES.len() - 1;
+
+/// Writes a sweep's CSV files and charts into `out`.
+fn write_sweep(report: &SweepReport, out: &Path, plots: bool) -> Result<Vec<PathBuf>> {
+    let mut written = vec![
+        write_atomic(out, "summary.csv", &sweep_csv::summary(report)?)?,
+        write_atomic(out, "timeline.csv", &sweep_csv::timeline(report)?)?,
+    ];
+    if !plots {
+        return Ok(written);
+    }
+    let grid = report.sweep.axes.len() == 2;
+    let mut charts: Vec<(String, Option<(usize, bool)>)> = report
+        .sweep
+        .charts
         .iter()
-        .map(|x| x.name.len())
+        .map(|&(f, log)| (format!("{}.png", FIGURES[f].name), Some((f, log))))
+        .collect();
+    charts.push(("timeline.png".to_string(), None));
+    let images: Vec<_> = charts
+        .par_iter()
+        .map(|(_, chart)| match *chart {
+            Some((f, log)) if grid => plot::sweep::render_heatmap(report, f, log),
+            Some((f, log)) => plot::sweep::render_figure(report, f, log),
+            None => plot::sweep::render_timeline(report),
+        })
+        .collect();
+    for ((name, _), image) in charts.iter().zip(images) {
+        let bytes = image.with_context(|| format!("cannot draw {name}"))?;
+        written.push(write_atomic(out, name, &bytes)?);
+    }
+    Ok(written)
+}
+
+/// The sweep's table on stdout: the points, and per strategy the mean of the
+/// first two charted figures with their 95% half-widths.
+fn print_sweep(
+    report: &SweepReport,
+    written: &[PathBuf],
+    sim_wall: std::time::Duration,
+    wall: std::time::Duration,
+) {
+    let sw = &report.sweep;
+    let axes: Vec<&str> = sw.axes.iter().map(|a| a.parameter.as_str()).collect();
+    let strategies = sw.points.first().map_or(0, |p| p.strategies.len());
+    say!(
+        "sweep of {} over {} points, {} runs each, {strategies} strategies: {} runs\n",
+        axes.join(" and "),
+        sw.points.len(),
+        sw.replications,
+        sw.runs()
+    );
+    let shown: Vec<usize> = sw.charts.iter().map(|c| c.0).take(2).collect();
+    let width = report
+        .rows
+        .iter()
+        .map(|r| r.strategy.len())
         .max()
         .unwrap_or(8)
         .max(8);
-    println!(
-        "{:>8}  {:width$}  {:>12} {:>10} {:>14} {:>10}",
-        sw.parameter.column(),
-        "strategy",
-        "calls",
-        "+-95%",
-        "time_ms",
-        "+-95%"
-    );
-    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-    for row in &report.rows {
-        println!(
-            "{:>8}  {:width$}  {:>12} {:>10} {:>14} {:>10}",
-            row.value,
-            row.strategy,
-            show(row.calls_mean),
-            show(row.calls_ci95),
-            show(row.time_ms_mean),
-            show(row.time_ms_ci95)
-        );
+    let at_width = sw
+        .points
+        .iter()
+        .map(|p| point_label(sw, p).len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut header = format!("{:>at_width$}  {:width$}", "point", "strategy");
+    for &f in &shown {
+        header.push_str(&format!(" {:>14} {:>10}", FIGURES[f].name, "+-95%"));
     }
-    print_speed(report.events, sim_wall, started.elapsed());
+    say!("{header}");
+    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    for row in &report.rows {
+        let mut line = format!(
+            "{:>at_width$}  {:width$}",
+            point_label(sw, &sw.points[row.point]),
+            row.strategy
+        );
+        for &f in &shown {
+            let (m, h) = row.stats[f];
+            line.push_str(&format!(" {:>14} {:>10}", show(m), show(h)));
+        }
+        say!("{line}");
+    }
+    print_speed(report.events, sim_wall, wall);
     for path in written {
-        println!("wrote {}", path.display());
+        say!("wrote {}", path.display());
+    }
+}
+
+/// A point's values, "100" or "100, 2s".
+fn point_label(sw: &Sweep, p: &crate::scenario::Point) -> String {
+    sw.axes
+        .iter()
+        .zip(&p.coords)
+        .map(|(a, &i)| a.values[i].display.clone())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `sim merge`: combines shard folders into the output of the unsharded run.
+fn merge(opts: &MergeOptions) -> Result<()> {
+    let started = Instant::now();
+    let mut shards = Vec::with_capacity(opts.dirs.len());
+    for dir in &opts.dirs {
+        shards.push(shard::read(dir).map_err(|e| InputError(e.to_string()))?);
+    }
+    let (manifest, text, results) =
+        shard::combine(shards).map_err(|e| InputError(e.to_string()))?;
+    let source = PathBuf::from(&manifest.source);
+    let mut s = scenario::parse(&text, &source)?;
+    s.seed = manifest.seed;
+    let Some(sweep) = s.sweep.clone() else {
+        return Err(
+            InputError(format!("{}: the scenario has no [sweep]", source.display())).into(),
+        );
+    };
+    if results.len() != sweep.runs() {
+        return Err(InputError(format!(
+            "the shards hold {} runs but the scenario has {}",
+            results.len(),
+            sweep.runs()
+        ))
+        .into());
+    }
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&s.name));
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create the output folder {}", out.display()))?;
+    let report = sweep::aggregate(&s, &sweep, &results);
+    let written = write_sweep(&report, &out, opts.plots)?;
+    if !opts.quiet {
+        say!(
+            "scenario {} ({}), seed {}: merged {} shards",
+            s.name,
+            source.display(),
+            s.seed,
+            manifest.shards
+        );
+        print_sweep(
+            &report,
+            &written,
+            std::time::Duration::ZERO,
+            started.elapsed(),
+        );
     }
     Ok(())
 }
 
 fn print_speed(events: u64, sim_wall: std::time::Duration, wall: std::time::Duration) {
-    println!(
+    say!(
         "\n{events} events simulated in {:.3} s ({:.1} million events/s over {} threads); total wall time {:.3} s",
         sim_wall.as_secs_f64(),
         events as f64 / sim_wall.as_secs_f64().max(1e-9) / 1e6,
@@ -389,19 +590,19 @@ fn print_summary(
     sim_wall: std::time::Duration,
     wall: std::time::Duration,
 ) {
-    println!(
+    say!(
         "scenario {} ({}), seed {}",
         s.name,
         opts.scenario.display(),
         s.seed
     );
     if !s.description.is_empty() {
-        println!("  {}", s.description);
+        say!("  {}", s.description);
     }
     let capacity = report
         .capacity_per_s
         .map_or("unlimited".to_string(), |c| format!("{c:.0} req/s"));
-    println!(
+    say!(
         "capacity {capacity}, {} simulated per strategy\n",
         s.world.duration
     );
@@ -412,14 +613,22 @@ fn print_summary(
         .max()
         .unwrap_or(8)
         .max(8);
-    println!(
+    say!(
         "{:width$}  {:>9} {:>8} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8}",
-        "strategy", "requests", "failed", "ampl", "peak/s", "peak/cap", "recovery", "p50", "p99"
+        "strategy",
+        "requests",
+        "failed",
+        "ampl",
+        "peak/s",
+        "peak/cap",
+        "recovery",
+        "p50",
+        "p99"
     );
     let secs = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}s"));
     for r in &report.runs {
         let m = &r.summary;
-        println!(
+        say!(
             "{:width$}  {:>9} {:>8} {:>6.3} {:>10.0} {:>8} {:>9} {:>8} {:>8}",
             r.name,
             m.logical_requests,
@@ -440,6 +649,6 @@ fn print_summary(
     let events: u64 = report.runs.iter().map(|r| r.summary.totals.events).sum();
     print_speed(events, sim_wall, wall);
     for path in written {
-        println!("wrote {}", path.display());
+        say!("wrote {}", path.display());
     }
 }

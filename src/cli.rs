@@ -32,6 +32,25 @@ pub enum Command {
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Run only shard I of N of a sweep's runs (1 <= I <= N), into
+        /// <out>/shard-I-of-N; combine the shards with `sim merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Combine the shard folders of a sweep into the output of an unsharded run.
+    Merge {
+        /// Every shard folder (what `sim run --shard I/N` wrote).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder [default: results/<scenario name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Write the CSV files only.
+        #[arg(long)]
+        no_plots: bool,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Print the distribution of each retry's delay under a backoff, and plot it.
     Delays {

@@ -4,58 +4,78 @@
 
 use std::path::Path;
 
-use retry_storm::scenario::{self, Scenario, Sweep, SweepParameter};
+use retry_storm::scenario::{self, Scenario};
 use retry_storm::sweep::{self, SweepRow};
 
-fn aws(values: Vec<u64>, replications: u32) -> Scenario {
-    let mut s =
-        scenario::load(Path::new("scenarios/aws-jitter.toml")).unwrap_or_else(|e| panic!("{e}"));
-    s.sweep = Some(Sweep {
-        parameter: SweepParameter::Clients,
-        values,
-        replications,
-    });
-    s
+/// The shipped scenario with its `[sweep]` replaced by N = `values`, run
+/// `replications` times each.
+fn aws(values: &[u64], replications: u32) -> Scenario {
+    let path = Path::new("scenarios/aws-jitter.toml");
+    let src = std::fs::read_to_string(path).unwrap();
+    let (head, rest) = src.split_at(src.find("[sweep]").unwrap());
+    let tail = &rest[rest.find("[[strategy]]").unwrap()..];
+    let values: Vec<String> = values.iter().map(u64::to_string).collect();
+    let sweep = format!(
+        "[sweep]\nparameter = \"clients.count\"\nvalues = [{}]\nreplications = {replications}\n\n",
+        values.join(", ")
+    );
+    scenario::parse(&format!("{head}{sweep}{tail}"), path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn rows(s: &Scenario) -> Vec<SweepRow> {
     sweep::run(s).expect("the scenario has a sweep").rows
 }
 
-fn row<'a>(rows: &'a [SweepRow], n: u64, strategy: &str) -> &'a SweepRow {
+/// The row of `strategy` at N = `n`.
+fn row<'a>(s: &Scenario, rows: &'a [SweepRow], n: u64, strategy: &str) -> &'a SweepRow {
+    let sw = s.sweep.as_ref().unwrap();
     rows.iter()
-        .find(|r| r.value == n && r.strategy == strategy)
+        .find(|r| {
+            sw.axes[0].values[sw.points[r.point].coords[0]].x == n as f64 && r.strategy == strategy
+        })
         .unwrap()
+}
+
+/// N at a row.
+fn clients(s: &Scenario, r: &SweepRow) -> f64 {
+    let sw = s.sweep.as_ref().unwrap();
+    sw.axes[0].values[sw.points[r.point].coords[0]].x
 }
 
 #[test]
 fn one_client_makes_exactly_one_call_in_four_hops() {
-    let s = aws(vec![1], 20);
+    let s = aws(&[1], 20);
     for r in rows(&s) {
         assert_eq!(
-            (r.calls_mean, r.calls_ci95),
+            (r.mean("attempts"), r.ci95("attempts")),
             (Some(1.0), Some(0.0)),
             "{}",
             r.strategy
         );
         // Four hops of |N(10 ms, 2 ms)|: 40 ms on average; 20 runs put the mean
         // within 4 ms / sqrt(20) * 2.1 = 1.9 ms of it, 3 ms leaves room.
-        let t = r.time_ms_mean.unwrap();
+        let t = r.mean("last_success_s").unwrap() * 1000.0;
         assert!((t - 40.0).abs() < 3.0, "{}: {t} ms", r.strategy);
     }
 }
 
 #[test]
 fn every_client_finishes_and_calls_are_at_least_n() {
-    let s = aws(vec![10, 40], 10);
+    let s = aws(&[10, 40], 10);
     for r in rows(&s) {
-        assert_eq!(r.incomplete_runs, 0, "{} at {}", r.strategy, r.value);
-        // Each of the N clients writes successfully once; losers write again.
-        assert!(
-            r.calls_mean.unwrap() >= r.value as f64,
+        assert_eq!(
+            r.incomplete_runs,
+            0,
             "{} at {}",
             r.strategy,
-            r.value
+            clients(&s, &r)
+        );
+        // Each of the N clients writes successfully once; losers write again.
+        assert!(
+            r.mean("attempts").unwrap() >= clients(&s, &r),
+            "{} at {}",
+            r.strategy,
+            clients(&s, &r)
         );
     }
 }
@@ -64,9 +84,9 @@ fn every_client_finishes_and_calls_are_at_least_n() {
 fn the_published_ranking_of_work_holds_at_100_clients() {
     // 30 runs: at N = 100 the 95% intervals are under 3% of each mean, and the
     // gaps below are 20% and more, so the ranking cannot flip by chance.
-    let s = aws(vec![100], 30);
+    let s = aws(&[100], 30);
     let r = rows(&s);
-    let calls = |name| row(&r, 100, name).calls_mean.unwrap();
+    let calls = |name| row(&s, &r, 100, name).mean("attempts").unwrap();
     let (none, expo, full, equal, decorr) = (
         calls("none"),
         calls("exponential"),
@@ -90,7 +110,7 @@ fn the_published_ranking_of_work_holds_at_100_clients() {
         decorr < expo && expo < none,
         "exponential {expo}, none {none}"
     );
-    let time = |name| row(&r, 100, name).time_ms_mean.unwrap();
+    let time = |name| row(&s, &r, 100, name).mean("last_success_s").unwrap();
     assert!(
         time("exponential") > 5.0 * time("full-jitter"),
         "plain exponential is by far the slowest"
@@ -107,7 +127,7 @@ fn the_published_ranking_of_work_holds_at_100_clients() {
 
 #[test]
 fn sweeps_are_deterministic_and_independent_of_thread_count() {
-    let s = aws(vec![20, 30], 4);
+    let s = aws(&[20, 30], 4);
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()

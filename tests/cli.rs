@@ -187,6 +187,11 @@ bad_input!(
     duplicate_strategy,
     syntax,
     missing_table,
+    sweep_invalid_value,
+    sweep_unknown_key,
+    sweep_decreasing,
+    sweep_fixed_key,
+    sweep_unknown_chart,
 );
 
 #[test]
@@ -232,10 +237,9 @@ fn a_sweep_writes_its_files_deterministically_and_quietly_off_a_terminal() {
         a.get_output().stderr.is_empty(),
         "no progress bar when stderr is not a terminal"
     );
-    assert!(
-        header(&one.join("summary.csv"))
-            .starts_with("clients,strategy,runs,calls_mean,calls_ci95,time_ms_mean,time_ms_ci95")
-    );
+    assert!(header(&one.join("summary.csv")).starts_with(
+        "clients.count,strategy,runs,incomplete_runs,recovered_runs,succeeded_mean,succeeded_ci95"
+    ));
     let rows = fs::read_to_string(one.join("summary.csv"))
         .unwrap()
         .lines()
@@ -247,11 +251,140 @@ fn a_sweep_writes_its_files_deterministically_and_quietly_off_a_terminal() {
         &[
             "summary.csv",
             "timeline.csv",
-            "calls.png",
-            "time.png",
+            "amplification.png",
+            "peak_load_ratio.png",
+            "recovery_time_s.png",
+            "failed.png",
             "timeline.png",
         ],
     );
+}
+
+const GRID_FILES: [&str; 5] = [
+    "summary.csv",
+    "timeline.csv",
+    "amplification.png",
+    "recovery_time_s.png",
+    "timeline.png",
+];
+
+#[test]
+fn a_two_parameter_sweep_writes_a_row_per_cell_and_heatmaps() {
+    let dir = TempDir::new().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    run_into("tests/fixtures/grid.toml", &one, "1", &["-q"]).success();
+    run_into("tests/fixtures/grid.toml", &two, "2", &["-q"]).success();
+    let text = fs::read_to_string(one.join("summary.csv")).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("outage[0].length_s,retry.cap_s,strategy,runs,")
+    );
+    let points: Vec<String> = lines
+        .map(|l| l.split(',').take(3).collect::<Vec<_>>().join(","))
+        .collect();
+    // 3 lengths x 2 caps x 2 strategies, the first parameter outermost.
+    assert_eq!(points.len(), 12);
+    assert_eq!(points[0], "0.5,1,none");
+    assert_eq!(points[1], "0.5,1,full-jitter");
+    assert_eq!(points[2], "0.5,4,none");
+    assert_eq!(points[11], "1.5,4,full-jitter");
+    assert_same_files(&one, &two, &GRID_FILES);
+}
+
+/// Runs the grid sweep in `n` shards into `dir` and returns the shard folders.
+fn shards(dir: &Path, n: u32) -> Vec<std::path::PathBuf> {
+    (1..=n)
+        .map(|i| {
+            let spec = format!("{i}/{n}");
+            run_into(
+                "tests/fixtures/grid.toml",
+                dir,
+                "1",
+                &["-q", "--shard", &spec],
+            )
+            .success();
+            dir.join(format!("shard-{i}-of-{n}"))
+        })
+        .collect()
+}
+
+#[test]
+fn merged_shards_are_byte_identical_to_an_unsharded_run() {
+    let dir = TempDir::new().unwrap();
+    let whole = dir.path().join("whole");
+    run_into("tests/fixtures/grid.toml", &whole, "2", &["-q"]).success();
+    // 5 does not divide the 24 runs, and shard order on the command line is free.
+    let mut parts = shards(&dir.path().join("parts"), 5);
+    parts.reverse();
+    let merged = dir.path().join("merged");
+    sim()
+        .arg("merge")
+        .args(&parts)
+        .arg("--out")
+        .arg(&merged)
+        .arg("-q")
+        .assert()
+        .success();
+    assert_same_files(&whole, &merged, &GRID_FILES);
+}
+
+#[test]
+fn merging_an_incomplete_or_mixed_set_of_shards_is_bad_input() {
+    let dir = TempDir::new().unwrap();
+    let parts = shards(&dir.path().join("parts"), 3);
+    let merge = |dirs: &[std::path::PathBuf]| {
+        let out = dir.path().join("merged");
+        let a = sim()
+            .arg("merge")
+            .args(dirs)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .code(2);
+        assert!(!out.exists(), "a failed merge writes nothing");
+        String::from_utf8(a.get_output().stderr.clone()).unwrap()
+    };
+    let err = merge(&parts[..2]);
+    assert!(err.contains("shards 3 of 3 are missing"), "{err}");
+    let err = merge(&[parts[0].clone(), parts[0].clone(), parts[1].clone()]);
+    assert!(err.contains("given twice"), "{err}");
+    // A shard of another run (another seed) does not mix in.
+    let other = dir.path().join("other");
+    run_into(
+        "tests/fixtures/grid.toml",
+        &other,
+        "1",
+        &["-q", "--shard", "3/3", "--seed", "9"],
+    )
+    .success();
+    let err = merge(&[
+        parts[0].clone(),
+        parts[1].clone(),
+        other.join("shard-3-of-3"),
+    ]);
+    assert!(err.contains("not from the same run"), "{err}");
+    // An edited scenario copy is caught.
+    let edited = parts[2].join("scenario.toml");
+    let text = fs::read_to_string(&edited).unwrap();
+    fs::write(&edited, text.replace("seed = 5", "seed = 6")).unwrap();
+    let err = merge(&parts);
+    assert!(err.contains("was edited"), "{err}");
+}
+
+#[test]
+fn shard_needs_a_sweep_and_a_valid_spec() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("o");
+    let a = run_into("tests/fixtures/small.toml", &out, "1", &["--shard", "1/2"]).code(2);
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("has none"), "{err}");
+    for bad in ["0/2", "3/2", "x"] {
+        run_into("tests/fixtures/grid.toml", &out, "1", &["--shard", bad]).code(2);
+    }
+    assert!(!out.exists());
 }
 
 #[test]

@@ -1,48 +1,57 @@
-//! The files of a sweep: `summary.csv`, one row per (value, strategy), and
-//! `timeline.csv`, attempts per bucket of replication 0 at the largest value.
+//! The files of a sweep: `summary.csv`, one row per (point, strategy) with the
+//! mean and 95% confidence half-width of every figure, and `timeline.csv`,
+//! attempts per bucket of replication 0 at the last point.
 
 use super::{ExportError, fixed, to_csv};
 use crate::sweep::SweepReport;
+use crate::sweep::figures::FIGURES;
 
-/// Columns of a sweep's `summary.csv` after the parameter's own column.
-pub const COLUMNS: [&str; 7] = [
-    "strategy",
-    "runs",
-    "calls_mean",
-    "calls_ci95",
-    "time_ms_mean",
-    "time_ms_ci95",
-    "incomplete_runs",
-];
+/// Columns of a sweep's `summary.csv` after the swept parameters' own columns
+/// and before the figures' `_mean` and `_ci95` pairs.
+pub const COLUMNS: [&str; 4] = ["strategy", "runs", "incomplete_runs", "recovered_runs"];
 
 /// `summary.csv` of a sweep.
 pub fn summary(r: &SweepReport) -> Result<Vec<u8>, ExportError> {
-    let mut header = vec![r.sweep.parameter.column().to_string()];
+    let mut header: Vec<String> = r.sweep.axes.iter().map(|a| a.column.clone()).collect();
     header.extend(COLUMNS.iter().map(|c| c.to_string()));
+    for f in &FIGURES {
+        header.push(format!("{}_mean", f.name));
+        header.push(format!("{}_ci95", f.name));
+    }
     let rows = r.rows.iter().map(|row| {
-        vec![
-            row.value.to_string(),
+        let point = &r.sweep.points[row.point];
+        let mut cells: Vec<String> = r
+            .sweep
+            .axes
+            .iter()
+            .zip(&point.coords)
+            .map(|(a, &i)| a.values[i].label.clone())
+            .collect();
+        cells.extend([
             row.strategy.clone(),
             row.runs.to_string(),
-            fixed(row.calls_mean, 2),
-            fixed(row.calls_ci95, 2),
-            fixed(row.time_ms_mean, 2),
-            fixed(row.time_ms_ci95, 2),
             row.incomplete_runs.to_string(),
-        ]
+            row.recovered_runs.to_string(),
+        ]);
+        for (f, (mean, ci)) in FIGURES.iter().zip(&row.stats) {
+            cells.push(fixed(*mean, f.decimals));
+            cells.push(fixed(*ci, f.decimals));
+        }
+        cells
     });
     to_csv(std::iter::once(header).chain(rows))
 }
 
-/// `timeline.csv`: for each strategy, attempts started in each bucket.
+/// `timeline.csv`: for each strategy, attempts started and requests succeeded
+/// in each bucket.
 pub fn timeline(r: &SweepReport) -> Result<Vec<u8>, ExportError> {
     let width = r.metrics.bucket.as_secs_f64();
     let header = ["strategy", "t_s", "attempts", "successes"]
         .iter()
         .map(|c| c.to_string())
         .collect();
-    let rows = r.timelines.iter().flat_map(|(name, buckets)| {
-        buckets.iter().enumerate().map(move |(i, b)| {
+    let rows = r.timelines.iter().flat_map(|(name, bins)| {
+        bins.iter().enumerate().map(move |(i, b)| {
             vec![
                 name.clone(),
                 fixed(Some(i as f64 * width), 3),

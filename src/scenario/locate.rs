@@ -41,6 +41,31 @@ impl KeyPath {
     }
 }
 
+impl KeyPath {
+    /// Reads a path as [`fmt::Display`] writes it (`strategy[2].cap`); `None` if
+    /// it is not one.
+    pub fn parse(text: &str) -> Option<KeyPath> {
+        let mut segs = Vec::new();
+        for part in text.split('.') {
+            let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+            let bare = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            if name.is_empty() || !name.chars().all(bare) {
+                return None;
+            }
+            segs.push(Seg::Key(name.to_string()));
+            while let Some(open) = rest.strip_prefix('[') {
+                let (index, after) = open.split_once(']')?;
+                segs.push(Seg::Index(index.parse().ok()?));
+                rest = after;
+            }
+            if !rest.is_empty() {
+                return None;
+            }
+        }
+        Some(KeyPath(segs))
+    }
+}
+
 impl fmt::Display for KeyPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, seg) in self.0.iter().enumerate() {
@@ -155,6 +180,20 @@ mod tests {
         assert_eq!(path_at(SRC, offset).unwrap().to_string(), "strategy[1].cap");
         let offset = SRC.find("workers").unwrap();
         assert_eq!(path_at(SRC, offset).unwrap().to_string(), "server.workers");
+    }
+
+    #[test]
+    fn paths_parse_as_they_are_written() {
+        for text in [
+            "server.workers",
+            "outage[0].length",
+            "strategy[2].budget.max_tokens",
+        ] {
+            assert_eq!(KeyPath::parse(text).unwrap().to_string(), text);
+        }
+        for bad in ["", "a..b", "a[", "a[x]", "a]0[", "a b", "[0]"] {
+            assert_eq!(KeyPath::parse(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

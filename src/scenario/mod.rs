@@ -6,11 +6,13 @@ pub mod error;
 pub mod locate;
 pub mod schema;
 mod strategy;
+pub mod sweep;
 pub mod validate;
 
 use std::path::Path;
 
 pub use error::ScenarioError;
+pub use sweep::{Axis, AxisValue, Point, Sweep};
 
 use crate::metrics::MetricsConfig;
 use crate::model::{Load, ServerModel, WorldConfig};
@@ -65,54 +67,6 @@ impl Scenario {
             _ => std::borrow::Cow::Borrowed(&self.world),
         }
     }
-}
-
-/// Which parameter a sweep varies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SweepParameter {
-    /// `clients.count`: the number of clients (closed-loop or one-shot load).
-    Clients,
-}
-
-impl SweepParameter {
-    /// Every parameter with its scenario-file name and its output column name.
-    pub const ALL: [(&'static str, &'static str, SweepParameter); 1] =
-        [("clients.count", "clients", SweepParameter::Clients)];
-
-    /// The column that holds the parameter in sweep outputs.
-    pub fn column(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, _, p)| *p == self)
-            .map_or("value", |(_, c, _)| c)
-    }
-
-    /// `world` with the parameter set to `value`.
-    pub fn apply(self, world: &WorldConfig, value: u64) -> WorldConfig {
-        let mut w = world.clone();
-        match self {
-            SweepParameter::Clients => {
-                let n = u32::try_from(value).unwrap_or(u32::MAX);
-                match &mut w.load {
-                    crate::model::Load::Closed { clients, .. }
-                    | crate::model::Load::OneShot { clients } => *clients = n,
-                    crate::model::Load::Open { .. } => {}
-                }
-            }
-        }
-        w
-    }
-}
-
-/// A validated `[sweep]`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sweep {
-    /// What varies.
-    pub parameter: SweepParameter,
-    /// Its values, in order.
-    pub values: Vec<u64>,
-    /// Runs per (value, strategy).
-    pub replications: u32,
 }
 
 /// Reads and validates the scenario at `path`.

@@ -39,22 +39,60 @@ pub struct ScenarioFile {
     pub sweep: Option<SweepFile>,
 }
 
-/// `[sweep]`: `values = [...]`, or `from`, `to` and `step`.
+/// `[sweep]`: the first (or only) parameter with `values = [...]`, or `from`, `to`
+/// and `step`; `[sweep.by]` adds a second.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepFile {
-    /// The parameter swept; today `clients.count`.
+    /// The key swept, as a key path: `clients.count`, `outage[0].length`.
+    pub parameter: String,
+    /// The values, listed: numbers, or durations such as "2s".
+    pub values: Option<Vec<toml::Value>>,
+    /// First value of a range.
+    pub from: Option<toml::Value>,
+    /// Last value of a range (included when reached by steps).
+    pub to: Option<toml::Value>,
+    /// Step of a range.
+    pub step: Option<toml::Value>,
+    /// Runs per (point, strategy), each with its own derived seed (default 1).
+    pub replications: Option<u32>,
+    /// A second parameter: the sweep runs every pair of values.
+    pub by: Option<AxisFile>,
+    /// Summary figures to chart against the parameter.
+    pub charts: Option<Vec<String>>,
+    /// Of `charts`, those drawn on a logarithmic axis.
+    pub log_y: Option<Vec<String>>,
+    /// Strategies shown in `timeline.png` (default: all).
+    pub timeline: Option<Vec<String>>,
+}
+
+/// `[sweep.by]`: the second parameter.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AxisFile {
+    /// The key swept.
     pub parameter: String,
     /// The values, listed.
-    pub values: Option<Vec<u64>>,
+    pub values: Option<Vec<toml::Value>>,
     /// First value of a range.
-    pub from: Option<u64>,
-    /// Last value of a range (included when reached by steps).
-    pub to: Option<u64>,
+    pub from: Option<toml::Value>,
+    /// Last value of a range.
+    pub to: Option<toml::Value>,
     /// Step of a range.
-    pub step: Option<u64>,
-    /// Runs per (value, strategy), each with its own derived seed (default 1).
-    pub replications: Option<u32>,
+    pub step: Option<toml::Value>,
+}
+
+impl SweepFile {
+    /// The first parameter, in the shape of `[sweep.by]`.
+    pub fn first_axis(&self) -> AxisFile {
+        AxisFile {
+            parameter: self.parameter.clone(),
+            values: self.values.clone(),
+            from: self.from.clone(),
+            to: self.to.clone(),
+            step: self.step.clone(),
+        }
+    }
 }
 
 /// Load model names.
@@ -197,8 +235,10 @@ pub struct OutageFile {
     pub kind: OutageKindFile,
     /// Start of the window.
     pub start: DurationValue,
-    /// End of the window (exclusive).
-    pub end: DurationValue,
+    /// End of the window (exclusive); or give `length`.
+    pub end: Option<DurationValue>,
+    /// Length of the window, instead of `end`.
+    pub length: Option<DurationValue>,
     /// `503` only: the Retry-After of each answer (whole seconds).
     pub retry_after: Option<DurationValue>,
     /// `brownout` only: remaining capacity in (0, 1].

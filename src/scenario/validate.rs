@@ -7,7 +7,7 @@ use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
 use super::schema::*;
-use super::{Scenario, Sweep, SweepParameter, WorldOverride};
+use super::{Scenario, WorldOverride};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
 use crate::model::{
@@ -102,90 +102,26 @@ impl<'a> Checker<'a> {
         }
         let strategies = self.strategies(&f.retry, &f.strategies)?;
         let overrides = self.strategy_overrides(&f, &world)?;
-        let sweep = match &f.sweep {
-            Some(s) => Some(self.sweep(s, &world)?),
-            None => None,
-        };
-        Ok(Scenario {
+        let mut scenario = Scenario {
             name,
             description: f.description.clone().unwrap_or_default(),
             seed: f.seed.unwrap_or(1),
             world,
             metrics,
             strategies,
-            sweep,
+            sweep: None,
             overrides,
-        })
+        };
+        if let Some(s) = &f.sweep {
+            scenario.sweep = Some(self.sweep(s, &scenario)?);
+        }
+        Ok(scenario)
     }
 
     /// Retry-After values travel as whole seconds (RFC 9110 delay-seconds).
     fn whole_seconds(&self, d: SimDuration, key: &KeyPath) -> Checked<()> {
         self.ensure(d.0 % 1_000_000_000 == 0, key, || {
             format!("Retry-After carries whole seconds (RFC 9110 delay-seconds): got {d}")
-        })
-    }
-
-    fn sweep(&self, s: &SweepFile, world: &WorldConfig) -> Checked<Sweep> {
-        let key = KeyPath::key("sweep");
-        let Some(&(_, _, parameter)) = SweepParameter::ALL
-            .iter()
-            .find(|(name, _, _)| *name == s.parameter)
-        else {
-            let valid: Vec<&str> = SweepParameter::ALL.iter().map(|(n, _, _)| *n).collect();
-            return self.err(
-                &key.join("parameter"),
-                format!(
-                    "cannot sweep \"{}\"; valid: {}",
-                    s.parameter,
-                    valid.join(", ")
-                ),
-            );
-        };
-        if parameter == SweepParameter::Clients && matches!(world.load, Load::Open { .. }) {
-            return self.err(
-                &key.join("parameter"),
-                "clients.count applies to closed-loop and one-shot load; open-loop load has a rate",
-            );
-        }
-        let values = match (&s.values, s.from, s.to, s.step) {
-            (Some(v), None, None, None) => v.clone(),
-            (None, Some(from), Some(to), Some(step)) => {
-                self.ensure(step > 0 && from <= to, &key, || {
-                    format!(
-                        "need from <= to and step > 0, got from = {from}, to = {to}, step = {step}"
-                    )
-                })?;
-                (0..)
-                    .map(|i| from + i * step)
-                    .take_while(|v| *v <= to)
-                    .collect()
-            }
-            _ => {
-                return self.err(
-                    &key,
-                    "give either `values = [...]` or all of `from`, `to` and `step`",
-                );
-            }
-        };
-        let ok = !values.is_empty()
-            && values
-                .iter()
-                .all(|v| (1..=u64::from(MAX_CLIENTS)).contains(v));
-        self.ensure(ok, &key, || {
-            format!("every value of clients.count must be from 1 to {MAX_CLIENTS}")
-        })?;
-        let replications = s.replications.unwrap_or(1);
-        self.ensure(replications >= 1, &key.join("replications"), || {
-            "replications must be at least 1".into()
-        })?;
-        let cells = values.len() as u64 * u64::from(replications);
-        self.ensure(cells <= 10_000_000, &key, || {
-            format!("{cells} runs per strategy is more than 10 million")
-        })?;
-        Ok(Sweep {
-            parameter,
-            values,
-            replications,
         })
     }
 
@@ -435,11 +371,22 @@ impl<'a> Checker<'a> {
         let mut out: Vec<Outage> = Vec::with_capacity(list.len());
         for (i, o) in list.iter().enumerate() {
             let key = KeyPath::key("outage").at(i);
-            let (start, end) = (o.start.0, o.end.0);
-            self.ensure(end > start, &key.join("end"), || {
+            let start = o.start.0;
+            let end = match (o.end, o.length) {
+                (Some(end), None) => end.0,
+                (None, Some(length)) => SimDuration(start.0.saturating_add(length.0.0)),
+                _ => {
+                    return self.err(
+                        &key,
+                        "give the outage's `end` or its `length`, not both and not neither",
+                    );
+                }
+            };
+            let end_key = key.join(if o.end.is_some() { "end" } else { "length" });
+            self.ensure(end > start, &end_key, || {
                 format!("end ({end}) must be after start ({start})")
             })?;
-            self.ensure(end <= duration, &key.join("end"), || {
+            self.ensure(end <= duration, &end_key, || {
                 format!("end ({end}) is after the end of the run ({duration})")
             })?;
             if let Some(prev) = out.last() {

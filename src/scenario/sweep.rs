@@ -1,0 +1,622 @@
+//! `[sweep]`: which keys vary, over which values, and the scenario at every point.
+//!
+//! A sweep is applied to the file as written. At each point the swept keys are
+//! set in the TOML document, which is then validated like any scenario file. So
+//! any numeric key a scenario has can be swept, with no list of sweepable
+//! parameters to keep in step with the schema, and a value that makes the
+//! scenario invalid is reported with the check it fails.
+
+use toml_edit::{DocumentMut, InlineTable, Item, Table, TableLike, Value};
+
+use super::Scenario;
+use super::duration::parse_duration;
+use super::locate::{KeyPath, Seg};
+use super::schema::{AxisFile, ScenarioFile, SweepFile};
+use super::validate::Checker;
+use crate::engine::SimDuration;
+use crate::model::WorldConfig;
+use crate::retry::Strategy;
+use crate::sweep::figures::{self, FIGURES};
+
+/// Most values on one axis.
+pub const MAX_VALUES: usize = 10_000;
+/// Most runs in one sweep (points x strategies x replications).
+pub const MAX_RUNS: u64 = 10_000_000;
+
+/// A validated `[sweep]`: one or two axes, and the scenario at every point.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The swept parameters: one, or two for a grid.
+    pub axes: Vec<Axis>,
+    /// Runs per (point, strategy).
+    pub replications: u32,
+    /// Every point, the first axis outermost.
+    pub points: Vec<Point>,
+    /// Charts to draw: an index into [`FIGURES`] and whether its axis is log.
+    pub charts: Vec<(usize, bool)>,
+    /// Strategies shown in `timeline.png`.
+    pub timeline: Vec<String>,
+}
+
+/// One swept parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// The key path, as written in `parameter`.
+    pub parameter: String,
+    /// Its column in sweep outputs: the path, with `_s` when it is a duration.
+    pub column: String,
+    /// The values, in increasing order.
+    pub values: Vec<AxisValue>,
+}
+
+/// One value of an axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxisValue {
+    /// Position on a chart (seconds for durations).
+    pub x: f64,
+    /// As written in CSV files (seconds for durations).
+    pub label: String,
+    /// As written in messages and chart titles ("2s", "0.25").
+    pub display: String,
+}
+
+/// One point of a sweep: a value on each axis, and what runs there.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// Index of the value on each axis.
+    pub coords: Vec<usize>,
+    /// The world of each strategy, in file order.
+    pub worlds: Vec<WorldConfig>,
+    /// The strategies, in file order.
+    pub strategies: Vec<Strategy>,
+}
+
+impl Sweep {
+    /// Runs in the whole sweep.
+    pub fn runs(&self) -> usize {
+        self.points.len()
+            * self.points.first().map_or(0, |p| p.strategies.len())
+            * self.replications as usize
+    }
+
+    /// "clients.count = 100, outage[0].length = 2s" for a point.
+    pub fn describe(&self, point: &Point) -> String {
+        self.axes
+            .iter()
+            .zip(&point.coords)
+            .map(|(a, &i)| format!("{} = {}", a.parameter, a.values[i].display))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Top-level keys a sweep may not set, and why.
+const FIXED: [(&str, &str); 5] = [
+    ("name", "the results folder is one for the whole sweep"),
+    ("description", "it is text"),
+    ("seed", "replications give each run its own seed"),
+    ("metrics", "every point is measured the same way"),
+    ("sweep", "a sweep cannot sweep itself"),
+];
+
+/// A number or a duration, as the sweep reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Number {
+    Int(i64),
+    Float(f64),
+    Duration(SimDuration),
+}
+
+impl Number {
+    fn read(v: &toml::Value) -> Result<Number, String> {
+        match v {
+            toml::Value::Integer(i) => Ok(Number::Int(*i)),
+            toml::Value::Float(f) if f.is_finite() => Ok(Number::Float(*f)),
+            toml::Value::String(s) => parse_duration(s).map(Number::Duration),
+            other => Err(format!(
+                "sweep values are numbers or durations such as \"2s\", got {other}"
+            )),
+        }
+    }
+
+    fn x(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+            Number::Duration(d) => d.as_secs_f64(),
+        }
+    }
+
+    fn axis_value(self) -> AxisValue {
+        let (label, display) = match self {
+            Number::Int(i) => (i.to_string(), i.to_string()),
+            Number::Float(f) => (f.to_string(), f.to_string()),
+            Number::Duration(d) => (d.as_secs_f64().to_string(), d.to_string()),
+        };
+        AxisValue {
+            x: self.x(),
+            label,
+            display,
+        }
+    }
+
+    fn toml(self) -> Value {
+        match self {
+            Number::Int(i) => Value::from(i),
+            Number::Float(f) => Value::from(f),
+            // Nanoseconds keep the value exact through the duration parser.
+            Number::Duration(d) => Value::from(format!("{}ns", d.0)),
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// Validates `[sweep]` and builds the scenario at every point.
+    pub(super) fn sweep(
+        &self,
+        s: &SweepFile,
+        base: &Scenario,
+    ) -> Result<Sweep, super::ScenarioError> {
+        let key = KeyPath::key("sweep");
+        let mut axes = vec![(key.clone(), s.first_axis())];
+        if let Some(by) = &s.by {
+            axes.push((key.join("by"), by.clone()));
+        }
+        let mut checked: Vec<(Axis, KeyPath, Vec<Value>)> = Vec::new();
+        for (axis_key, a) in &axes {
+            let (axis, path, values) = self.axis(a, axis_key)?;
+            if let Some((other, _, _)) = checked
+                .iter()
+                .find(|(o, _, _)| o.parameter == axis.parameter)
+            {
+                return self.err(
+                    &axis_key.join("parameter"),
+                    format!("{} is swept twice", other.parameter),
+                );
+            }
+            checked.push((axis, path, values));
+        }
+        let replications = s.replications.unwrap_or(1);
+        self.ensure(replications >= 1, &key.join("replications"), || {
+            "replications must be at least 1".into()
+        })?;
+        let points_n: u64 = checked
+            .iter()
+            .map(|(a, _, _)| a.values.len() as u64)
+            .product();
+        let runs = points_n * base.strategies.len() as u64 * u64::from(replications);
+        self.ensure(runs <= MAX_RUNS, &key, || {
+            format!("{runs} runs (points x strategies x replications) is more than {MAX_RUNS}")
+        })?;
+
+        let doc: DocumentMut = self.src.parse().map_err(|e: toml_edit::TomlError| {
+            super::ScenarioError::file(self.file, e.message().to_string())
+        })?;
+        let mut points = Vec::with_capacity(points_n as usize);
+        let sizes: Vec<usize> = checked.iter().map(|(a, _, _)| a.values.len()).collect();
+        for flat in 0..points_n as usize {
+            // The first axis is outermost: (x0, y0), (x0, y1), ..., (x1, y0), ...
+            let mut coords = vec![0; sizes.len()];
+            let mut rest = flat;
+            for (c, n) in coords.iter_mut().zip(&sizes).rev() {
+                *c = rest % n;
+                rest /= n;
+            }
+            let sets: Vec<(&KeyPath, &Value)> = checked
+                .iter()
+                .zip(&coords)
+                .map(|((_, path, values), &i)| (path, &values[i]))
+                .collect();
+            let at = checked
+                .iter()
+                .zip(&coords)
+                .map(|((a, _, _), &i)| format!("{} = {}", a.parameter, a.values[i].display))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let scenario = self.point(&doc, &sets).map_err(|message| {
+                super::ScenarioError::at_key(
+                    self.file,
+                    self.src,
+                    &axes[0].0.join("parameter"),
+                    format!("at {at}: {message}"),
+                )
+            })?;
+            points.push(Point {
+                coords,
+                worlds: (0..scenario.strategies.len())
+                    .map(|k| scenario.world_for(k).into_owned())
+                    .collect(),
+                strategies: scenario.strategies,
+            });
+        }
+        Ok(Sweep {
+            axes: checked.into_iter().map(|(a, _, _)| a).collect(),
+            replications,
+            points,
+            charts: self.charts(s, &key)?,
+            timeline: self.timeline(s, base, &key)?,
+        })
+    }
+
+    /// One axis: its key path, and its values in order.
+    fn axis(
+        &self,
+        a: &AxisFile,
+        key: &KeyPath,
+    ) -> Result<(Axis, KeyPath, Vec<Value>), super::ScenarioError> {
+        let pkey = key.join("parameter");
+        let Some(path) = KeyPath::parse(&a.parameter) else {
+            return self.err(
+                &pkey,
+                format!(
+                    "\"{}\" is not a key path; write one as errors name keys: \
+                     \"server.workers\", \"outage[0].length\", \"retry.cap\"",
+                    a.parameter
+                ),
+            );
+        };
+        if let Some(Seg::Key(head)) = path.0.first() {
+            if let Some((_, why)) = FIXED.iter().find(|(k, _)| k == head) {
+                return self.err(&pkey, format!("`{head}` cannot be swept: {why}"));
+            }
+        }
+        let read = |v: &toml::Value, k: &KeyPath| Number::read(v).or_else(|m| self.err(k, m));
+        let numbers: Vec<Number> = match (&a.values, &a.from, &a.to, &a.step) {
+            (Some(list), None, None, None) => {
+                let key = key.join("values");
+                let mut out = Vec::with_capacity(list.len());
+                for v in list {
+                    out.push(read(v, &key)?);
+                }
+                out
+            }
+            (None, Some(from), Some(to), Some(step)) => {
+                let from = read(from, &key.join("from"))?;
+                let to = read(to, &key.join("to"))?;
+                let step = read(step, &key.join("step"))?;
+                self.range(from, to, step, key)?
+            }
+            _ => {
+                return self.err(
+                    key,
+                    "give either `values = [...]` or all of `from`, `to` and `step`",
+                );
+            }
+        };
+        let numbers = unify(numbers).or_else(|m| self.err(&key.join("values"), m))?;
+        self.ensure(
+            !numbers.is_empty() && numbers.len() <= MAX_VALUES,
+            &key.join("values"),
+            || {
+                format!(
+                    "an axis has from 1 to {MAX_VALUES} values, got {}",
+                    numbers.len()
+                )
+            },
+        )?;
+        let increasing = numbers.windows(2).all(|w| w[0].x() < w[1].x());
+        self.ensure(increasing, &key.join("values"), || {
+            "sweep values must increase, each larger than the one before".into()
+        })?;
+        let duration = matches!(numbers[0], Number::Duration(_));
+        let axis = Axis {
+            parameter: a.parameter.clone(),
+            column: if duration {
+                format!("{}_s", a.parameter)
+            } else {
+                a.parameter.clone()
+            },
+            values: numbers.iter().map(|n| n.axis_value()).collect(),
+        };
+        Ok((axis, path, numbers.iter().map(|n| n.toml()).collect()))
+    }
+
+    fn range(
+        &self,
+        from: Number,
+        to: Number,
+        step: Number,
+        key: &KeyPath,
+    ) -> Result<Vec<Number>, super::ScenarioError> {
+        let bad = |m: String| self.err(key, m);
+        let (lo, hi, d) = (from.x(), to.x(), step.x());
+        if !(d > 0.0 && lo <= hi) {
+            return bad(format!(
+                "need from <= to and step > 0, got from = {}, to = {}, step = {}",
+                from.axis_value().display,
+                to.axis_value().display,
+                step.axis_value().display
+            ));
+        }
+        let count = ((hi - lo) / d).floor() as u64 + 1;
+        if count > MAX_VALUES as u64 {
+            return bad(format!(
+                "the range has {count} values, more than {MAX_VALUES}"
+            ));
+        }
+        match (from, to, step) {
+            (Number::Int(a), Number::Int(b), Number::Int(s)) => Ok((0..)
+                .map(|i| a + i * s)
+                .take_while(|v| *v <= b)
+                .map(Number::Int)
+                .collect()),
+            (Number::Duration(a), Number::Duration(b), Number::Duration(s)) => Ok((0..)
+                .map(|i| SimDuration(a.0 + i * s.0))
+                .take_while(|v| *v <= b)
+                .map(Number::Duration)
+                .collect()),
+            (Number::Duration(_), _, _)
+            | (_, Number::Duration(_), _)
+            | (_, _, Number::Duration(_)) => {
+                bad("from, to and step must all be durations or all be numbers".into())
+            }
+            _ => {
+                // from + i * step, rounded to 12 significant digits so that
+                // 0.1 + 2 * 0.1 is written 0.3; `to` is kept if within rounding.
+                let round = |v: f64| format!("{v:.11e}").parse::<f64>().unwrap_or(v);
+                Ok((0..count + 1)
+                    .map(|i| round(lo + i as f64 * d))
+                    .take_while(|v| *v <= hi + d * 1e-9)
+                    .map(Number::Float)
+                    .collect())
+            }
+        }
+    }
+
+    /// The scenario at one point: the file with the swept keys set and no
+    /// `[sweep]`, validated. Errors are messages for the caller to place.
+    fn point(&self, doc: &DocumentMut, sets: &[(&KeyPath, &Value)]) -> Result<Scenario, String> {
+        let mut doc = doc.clone();
+        doc.as_table_mut().remove("sweep");
+        for (path, value) in sets {
+            set(&mut doc, path, value).map_err(|m| format!("cannot set {path}: {m}"))?;
+        }
+        let text = doc.to_string();
+        let file: ScenarioFile =
+            toml::from_str(&text).map_err(|e| e.message().trim_end().to_string())?;
+        Checker::new(self.file, &text)
+            .scenario(file)
+            .map_err(|e| match e.key {
+                Some(k) => format!("key `{k}`: {}", e.message),
+                None => e.message,
+            })
+    }
+
+    fn charts(
+        &self,
+        s: &SweepFile,
+        key: &KeyPath,
+    ) -> Result<Vec<(usize, bool)>, super::ScenarioError> {
+        let names: Vec<String> = match &s.charts {
+            Some(list) => list.clone(),
+            None => figures::DEFAULT_CHARTS
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+        };
+        let log = s.log_y.clone().unwrap_or_default();
+        let valid = || {
+            FIGURES
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut out = Vec::new();
+        for name in &names {
+            let Some(i) = figures::index(name) else {
+                return self.err(
+                    &key.join("charts"),
+                    format!("unknown figure \"{name}\"; valid: {}", valid()),
+                );
+            };
+            out.push((i, log.contains(name)));
+        }
+        if let Some(extra) = log.iter().find(|n| !names.contains(n)) {
+            return self.err(
+                &key.join("log_y"),
+                format!(
+                    "\"{extra}\" is not one of `charts`; log_y picks charts drawn on a log axis"
+                ),
+            );
+        }
+        Ok(out)
+    }
+
+    fn timeline(
+        &self,
+        s: &SweepFile,
+        base: &Scenario,
+        key: &KeyPath,
+    ) -> Result<Vec<String>, super::ScenarioError> {
+        let names: Vec<String> = base.strategies.iter().map(|x| x.name.clone()).collect();
+        let Some(pick) = &s.timeline else {
+            return Ok(names);
+        };
+        if let Some(bad) = pick.iter().find(|p| !names.contains(p)) {
+            return self.err(
+                &key.join("timeline"),
+                format!(
+                    "no strategy is named \"{bad}\"; the strategies are {}",
+                    names.join(", ")
+                ),
+            );
+        }
+        Ok(pick.clone())
+    }
+}
+
+/// One kind for a whole axis: integers mixed with floats become floats;
+/// durations do not mix with numbers.
+fn unify(numbers: Vec<Number>) -> Result<Vec<Number>, String> {
+    let durations = numbers
+        .iter()
+        .filter(|n| matches!(n, Number::Duration(_)))
+        .count();
+    if durations != 0 && durations != numbers.len() {
+        return Err("the values must all be durations or all be numbers".into());
+    }
+    if numbers.iter().any(|n| matches!(n, Number::Float(_))) {
+        return Ok(numbers.into_iter().map(|n| Number::Float(n.x())).collect());
+    }
+    Ok(numbers)
+}
+
+/// Sets `path` to `value` in the document, and in every `[[strategy]]` that
+/// overrides the part of the file the path is in, so the swept value is in force
+/// for every strategy: `retry.cap` also sets `cap` in each strategy that has its
+/// own `cap`; `server.workers` sets it in each strategy with its own `server`.
+fn set(doc: &mut DocumentMut, path: &KeyPath, value: &Value) -> Result<(), String> {
+    set_key(doc.as_table_mut(), false, &path.0, value)?;
+    let within: &[Seg] = match path.0.first() {
+        Some(Seg::Key(k)) if k == "retry" => &path.0[1..],
+        Some(Seg::Key(k)) if k == "clients" || k == "server" => &path.0,
+        _ => return Ok(()),
+    };
+    let Some(Seg::Key(first)) = within.first() else {
+        return Ok(());
+    };
+    let Some(strategies) = doc.as_table_mut().get_mut("strategy") else {
+        return Ok(());
+    };
+    if let Some(tables) = strategies.as_array_of_tables_mut() {
+        for t in tables.iter_mut().filter(|t| t.contains_key(first)) {
+            set_key(t, false, within, value)?;
+        }
+    } else if let Some(list) = strategies.as_array_mut() {
+        for t in list.iter_mut().filter_map(Value::as_inline_table_mut) {
+            if t.contains_key(first) {
+                set_key(t, true, within, value)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets `segs` (starting with a key) under table `t`, creating tables on the way.
+fn set_key(t: &mut dyn TableLike, inline: bool, segs: &[Seg], value: &Value) -> Result<(), String> {
+    let Some((Seg::Key(k), rest)) = segs.split_first() else {
+        return Err("a key path starts with a key".into());
+    };
+    if rest.is_empty() {
+        t.insert(k, Item::Value(value.clone()));
+        return Ok(());
+    }
+    if t.get(k).is_none() {
+        if let Some(Seg::Index(i)) = rest.first() {
+            return Err(format!("the file has no `{k}`, so no `{k}[{i}]`"));
+        }
+        let table = if inline {
+            Item::Value(Value::InlineTable(InlineTable::new()))
+        } else {
+            let mut table = Table::new();
+            table.set_implicit(true);
+            Item::Table(table)
+        };
+        t.insert(k, table);
+    }
+    let Some(item) = t.get_mut(k) else {
+        return Err(format!("`{k}` cannot be set"));
+    };
+    descend(item, k, rest, value)
+}
+
+fn descend(item: &mut Item, name: &str, segs: &[Seg], value: &Value) -> Result<(), String> {
+    if let Some((Seg::Index(i), rest)) = segs.split_first() {
+        let missing = || format!("`{name}` has no entry [{i}] (entries count from 0)");
+        if let Some(tables) = item.as_array_of_tables_mut() {
+            let t = tables.get_mut(*i).ok_or_else(missing)?;
+            return set_key(t, false, rest, value);
+        }
+        if let Some(list) = item.as_array_mut() {
+            let entry = list.get_mut(*i).ok_or_else(missing)?;
+            if rest.is_empty() {
+                *entry = value.clone();
+                return Ok(());
+            }
+            let t = entry
+                .as_inline_table_mut()
+                .ok_or_else(|| format!("`{name}[{i}]` is not a table"))?;
+            return set_key(t, true, rest, value);
+        }
+        return Err(format!("`{name}` is not a list"));
+    }
+    let inline = item.is_inline_table();
+    if item.is_array_of_tables() {
+        return Err(format!(
+            "`{name}` is a list of tables: name one by its index, e.g. `{name}[0]`"
+        ));
+    }
+    let t = item
+        .as_table_like_mut()
+        .ok_or_else(|| format!("`{name}` is a value, not a table"))?;
+    set_key(t, inline, segs, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set_text(src: &str, path: &str, v: Value) -> Result<String, String> {
+        let mut doc: DocumentMut = src
+            .parse()
+            .map_err(|e: toml_edit::TomlError| e.to_string())?;
+        set(&mut doc, &KeyPath::parse(path).unwrap(), &v)?;
+        Ok(doc.to_string())
+    }
+
+    #[test]
+    fn sets_nested_keys_array_entries_and_inline_tables() {
+        let src = "[server]\nworkers = 4\n[network]\nlatency = { dist = \"constant\", value = \"1ms\" }\n\
+                   [[outage]]\nstart = \"1s\"\nend = \"2s\"\n";
+        let out = set_text(src, "server.workers", Value::from(8)).unwrap();
+        assert!(out.contains("workers = 8"), "{out}");
+        let out = set_text(src, "outage[0].end", Value::from("3s")).unwrap();
+        assert!(out.contains("end = \"3s\""), "{out}");
+        let out = set_text(src, "network.latency.value", Value::from("5ms")).unwrap();
+        let t: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(t["network"]["latency"]["value"].as_str(), Some("5ms"));
+        let out = set_text(src, "retry.cap", Value::from("9s")).unwrap();
+        let t: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(t["retry"]["cap"].as_str(), Some("9s"));
+    }
+
+    #[test]
+    fn strategies_that_override_the_key_get_the_swept_value_too() {
+        let src = "[retry]\ncap = \"1s\"\n[[strategy]]\nname = \"a\"\n[[strategy]]\nname = \"b\"\ncap = \"2s\"\n\
+                   [[strategy]]\nname = \"c\"\nserver = { workers = 2 }\n";
+        let out = set_text(src, "retry.cap", Value::from("7s")).unwrap();
+        let t: toml::Table = toml::from_str(&out).unwrap();
+        let s = t["strategy"].as_array().unwrap();
+        assert_eq!(t["retry"]["cap"].as_str(), Some("7s"));
+        assert!(s[0].get("cap").is_none(), "a inherits [retry]");
+        assert_eq!(s[1]["cap"].as_str(), Some("7s"));
+        let out = set_text(src, "server.workers", Value::from(5)).unwrap();
+        let t: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(t["server"]["workers"].as_integer(), Some(5));
+        assert_eq!(t["strategy"][2]["server"]["workers"].as_integer(), Some(5));
+    }
+
+    #[test]
+    fn impossible_paths_say_why() {
+        let src = "[server]\nworkers = 4\n[[outage]]\nstart = \"1s\"\n";
+        let e = set_text(src, "outage.start", Value::from("2s")).unwrap_err();
+        assert!(e.contains("outage[0]"), "{e}");
+        let e = set_text(src, "outage[3].start", Value::from("2s")).unwrap_err();
+        assert!(e.contains("no entry [3]"), "{e}");
+        let e = set_text(src, "server.workers.x", Value::from(1)).unwrap_err();
+        assert!(e.contains("not a table"), "{e}");
+    }
+
+    #[test]
+    fn float_ranges_are_written_without_rounding_noise() {
+        let numbers = [Number::Float(0.1), Number::Float(0.3), Number::Float(0.1)];
+        let path = std::path::Path::new("x.toml");
+        let c = Checker::new(path, "");
+        let v = c
+            .range(numbers[0], numbers[1], numbers[2], &KeyPath::key("sweep"))
+            .unwrap();
+        let labels: Vec<String> = v.iter().map(|n| n.axis_value().label).collect();
+        assert_eq!(labels, ["0.1", "0.2", "0.3"]);
+    }
+}

@@ -1,0 +1,245 @@
+//! Sweeps: every strategy at every point of one or two swept parameters,
+//! replicated with derived seeds, all runs ("cells") in parallel, results in a
+//! fixed order.
+//!
+//! Within one (point, replication) every strategy gets the same seed, so they are
+//! compared on the same workload; replication `r` of point `p` runs with
+//! `derive_seed(seed, p, r)`.
+
+pub mod figures;
+pub mod shard;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+
+use crate::metrics::stats::mean_ci95;
+use crate::metrics::{MetricsConfig, summarize};
+use crate::model;
+use crate::scenario::{Scenario, Sweep};
+use figures::FIGURES;
+
+/// SplitMix64's finaliser (Steele, Lea and Flood, 2014): a bijection of u64 that
+/// scatters nearby inputs.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The seed of replication `rep` at point `point`.
+pub fn derive_seed(seed: u64, point: usize, rep: u32) -> u64 {
+    mix(mix(seed ^ mix(point as u64)) ^ u64::from(rep))
+}
+
+/// One run's measurements.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellResult {
+    /// The figures, in [`FIGURES`] order.
+    pub figures: [Option<f64>; FIGURES.len()],
+    /// Attempts and successes per bucket, for the runs `timeline.png` shows.
+    pub timeline: Option<Vec<Bin>>,
+}
+
+/// One time bucket of a timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bin {
+    /// Attempts started.
+    pub attempts: u64,
+    /// Logical requests that succeeded.
+    pub successes: u64,
+}
+
+/// Where cell `index` is: (point, strategy, replication). Cells are numbered
+/// point by point, strategies in file order within a point, replications
+/// within a strategy.
+pub fn locate(sweep: &Sweep, index: usize) -> (usize, usize, u32) {
+    let reps = sweep.replications as usize;
+    let strategies = sweep.points.first().map_or(1, |p| p.strategies.len());
+    let rep = index % reps;
+    let rest = index / reps;
+    (rest / strategies, rest % strategies, rep as u32)
+}
+
+/// Whether the cell at (point, replication) keeps its timeline: replication 0 of
+/// the last point.
+fn keeps_timeline(sweep: &Sweep, point: usize, rep: u32) -> bool {
+    point + 1 == sweep.points.len() && rep == 0
+}
+
+/// One (point, strategy) row of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepRow {
+    /// Index into the sweep's points.
+    pub point: usize,
+    /// Strategy name.
+    pub strategy: String,
+    /// Runs.
+    pub runs: u32,
+    /// Runs in which some request had not ended when the run did.
+    pub incomplete_runs: u32,
+    /// Runs that recovered after the outage (those that have a recovery time).
+    pub recovered_runs: u32,
+    /// Mean and 95% confidence half-width of each figure, in [`FIGURES`] order,
+    /// over the runs that have the figure.
+    pub stats: Vec<(Option<f64>, Option<f64>)>,
+}
+
+impl SweepRow {
+    /// Mean of the figure named `name`.
+    pub fn mean(&self, name: &str) -> Option<f64> {
+        figures::index(name).and_then(|i| self.stats[i].0)
+    }
+
+    /// Half-width of the 95% confidence interval of the figure named `name`.
+    pub fn ci95(&self, name: &str) -> Option<f64> {
+        figures::index(name).and_then(|i| self.stats[i].1)
+    }
+}
+
+/// A sweep's results.
+#[derive(Clone, Debug)]
+pub struct SweepReport {
+    /// Scenario name.
+    pub scenario: String,
+    /// Base seed.
+    pub seed: u64,
+    /// The sweep.
+    pub sweep: Sweep,
+    /// Measurement settings (bucket width of the timelines).
+    pub metrics: MetricsConfig,
+    /// Rows by point, then strategy in file order.
+    pub rows: Vec<SweepRow>,
+    /// Replication 0 at the last point: attempts per bucket, per strategy.
+    pub timelines: Vec<(String, Vec<Bin>)>,
+    /// Events simulated over all runs.
+    pub events: u64,
+}
+
+/// Runs every cell of `s`'s sweep; `None` if the scenario has no sweep.
+pub fn run(s: &Scenario) -> Option<SweepReport> {
+    run_with_progress(s, &|_, _| {})
+}
+
+/// [`run`], calling `progress(done, total)` as cells finish (from any thread,
+/// in no particular order; it must not affect results).
+pub fn run_with_progress(
+    s: &Scenario,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Option<SweepReport> {
+    let sweep = s.sweep.as_ref()?;
+    let cells: Vec<usize> = (0..sweep.runs()).collect();
+    let results = run_cells(s, sweep, &cells, progress);
+    Some(aggregate(s, sweep, &results))
+}
+
+/// Runs the cells numbered `cells` (see [`locate`]) in parallel; results in the
+/// same order.
+pub fn run_cells(
+    s: &Scenario,
+    sweep: &Sweep,
+    cells: &[usize],
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<CellResult> {
+    let done = AtomicUsize::new(0);
+    cells
+        .par_iter()
+        .map(|&cell| {
+            let (p, k, r) = locate(sweep, cell);
+            let point = &sweep.points[p];
+            let world = &point.worlds[k];
+            let out = model::run(
+                world,
+                &point.strategies[k],
+                derive_seed(s.seed, p, r),
+                s.metrics.bucket,
+            );
+            let outages: Vec<_> = world.outages.iter().map(|o| (o.start, o.end)).collect();
+            let summary = summarize(
+                &s.metrics,
+                &out.buckets,
+                &out.latency,
+                &out.totals,
+                out.in_flight_at_end,
+                &outages,
+                world.server.capacity_per_s(),
+            );
+            let figures = figures::measure(
+                &summary,
+                !outages.is_empty(),
+                figures::breaker_open_s(&s.metrics, &out.buckets),
+            );
+            let timeline = keeps_timeline(sweep, p, r).then(|| {
+                out.buckets
+                    .iter()
+                    .map(|b| Bin {
+                        attempts: b.attempts,
+                        successes: b.successes,
+                    })
+                    .collect()
+            });
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, cells.len());
+            CellResult { figures, timeline }
+        })
+        .collect()
+}
+
+/// The report from every cell's result, in cell order.
+pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepReport {
+    let reps = sweep.replications as usize;
+    let names: Vec<&str> = s.strategies.iter().map(|x| x.name.as_str()).collect();
+    let mut rows = Vec::new();
+    let mut timelines = Vec::new();
+    for (i, chunk) in results.chunks(reps).enumerate() {
+        let (point, k) = (i / names.len(), i % names.len());
+        let stats = (0..FIGURES.len())
+            .map(|f| {
+                let xs: Vec<f64> = chunk.iter().filter_map(|c| c.figures[f]).collect();
+                mean_ci95(&xs)
+            })
+            .collect();
+        let count =
+            |keep: &dyn Fn(&CellResult) -> bool| chunk.iter().filter(|c| keep(c)).count() as u32;
+        rows.push(SweepRow {
+            point,
+            strategy: names[k].to_string(),
+            runs: chunk.len() as u32,
+            incomplete_runs: count(&|c| c.figures[figures::IN_FLIGHT].is_some_and(|n| n > 0.0)),
+            recovered_runs: count(&|c| c.figures[figures::RECOVERY].is_some()),
+            stats,
+        });
+        if let Some(bins) = chunk.first().and_then(|c| c.timeline.clone()) {
+            timelines.push((names[k].to_string(), bins));
+        }
+    }
+    let events_at = figures::index("events").unwrap_or(FIGURES.len() - 1);
+    SweepReport {
+        scenario: s.name.clone(),
+        seed: s.seed,
+        sweep: sweep.clone(),
+        metrics: s.metrics.clone(),
+        rows,
+        timelines,
+        events: results
+            .iter()
+            .filter_map(|c| c.figures[events_at])
+            .sum::<f64>() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_seeds_differ_by_value_and_replication() {
+        let mut seen = std::collections::BTreeSet::new();
+        for v in 0..20 {
+            for r in 0..100 {
+                assert!(seen.insert(derive_seed(42, v, r)));
+            }
+        }
+        assert_eq!(derive_seed(42, 3, 7), derive_seed(42, 3, 7));
+    }
+}

@@ -1,0 +1,400 @@
+//! Shards: a sweep split into N disjoint sets of cells, run anywhere, and merged
+//! back into the output an unsharded run writes, byte for byte.
+//!
+//! Shard `i` of `n` (1-based) holds the cells whose number is `i - 1` modulo `n`,
+//! so cheap and expensive points spread evenly over the shards. A shard folder
+//! holds:
+//!
+//! - `shard.toml`: which shard it is, of which scenario, seed and sim version;
+//! - `scenario.toml`: the scenario text, so a merge needs nothing else;
+//! - `cells.csv`: every figure of every cell, written as the shortest decimal
+//!   that reads back as the same `f64`, so merging loses nothing;
+//! - `timeline.csv`: the buckets of the cells `timeline.png` shows, if the shard
+//!   has any.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::figures::FIGURES;
+use super::{Bin, CellResult};
+
+/// Version of the shard folder layout.
+pub const FORMAT: u32 = 1;
+
+/// `I/N` from the command line: shard `index` (1-based) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardSpec {
+    /// This shard, from 1.
+    pub index: u32,
+    /// How many shards.
+    pub count: u32,
+}
+
+impl ShardSpec {
+    /// Reads "2/8".
+    pub fn parse(text: &str) -> Result<ShardSpec, String> {
+        let bad = || format!("--shard takes I/N with 1 <= I <= N, e.g. 2/8; got \"{text}\"");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            i.trim().parse::<u32>().map_err(|_| bad())?,
+            n.trim().parse::<u32>().map_err(|_| bad())?,
+        );
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(ShardSpec { index, count })
+    }
+
+    /// The cells of this shard, among `total`.
+    pub fn cells(self, total: usize) -> Vec<usize> {
+        (self.index as usize - 1..total)
+            .step_by(self.count as usize)
+            .collect()
+    }
+
+    /// The shard's folder name: `shard-2-of-8`.
+    pub fn folder(self) -> String {
+        format!("shard-{}-of-{}", self.index, self.count)
+    }
+}
+
+/// `shard.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// [`FORMAT`] of the writer.
+    pub format: u32,
+    /// The sim version that ran the shard; merges need one version throughout.
+    pub sim_version: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// The scenario file the shard was run from (for messages).
+    pub source: String,
+    /// FNV-1a of the scenario text, in hex.
+    pub fingerprint: String,
+    /// The seed the shard ran with (the file's, or --seed).
+    pub seed: u64,
+    /// This shard, from 1.
+    pub shard: u32,
+    /// How many shards.
+    pub shards: u32,
+    /// Cells in the whole sweep.
+    pub cells: usize,
+}
+
+/// 64-bit FNV-1a (Fowler, Noll and Vo): enough to tell scenario texts apart.
+pub fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// A shard folder that cannot be read or does not fit with the others.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", dir.display())]
+pub struct ShardError {
+    /// The shard folder.
+    pub dir: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The files of one shard, as (name, bytes).
+pub fn files(
+    manifest: &Manifest,
+    scenario_text: &str,
+    cells: &[usize],
+    results: &[CellResult],
+) -> Result<Vec<(&'static str, Vec<u8>)>, String> {
+    let manifest_text = toml::to_string(manifest).map_err(|e| e.to_string())?;
+    let mut table = csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["cell".to_string()];
+    header.extend(FIGURES.iter().map(|f| f.name.to_string()));
+    table.write_record(&header).map_err(|e| e.to_string())?;
+    let mut timeline = csv::Writer::from_writer(Vec::new());
+    timeline
+        .write_record(["cell", "bucket", "attempts", "successes"])
+        .map_err(|e| e.to_string())?;
+    for (cell, r) in cells.iter().zip(results) {
+        let mut row = vec![cell.to_string()];
+        // Display of an f64 is the shortest text that parses back to it.
+        row.extend(
+            r.figures
+                .iter()
+                .map(|v| v.map_or(String::new(), |v| v.to_string())),
+        );
+        table.write_record(&row).map_err(|e| e.to_string())?;
+        for (i, b) in r.timeline.iter().flatten().enumerate() {
+            timeline
+                .write_record([
+                    cell.to_string(),
+                    i.to_string(),
+                    b.attempts.to_string(),
+                    b.successes.to_string(),
+                ])
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    let bytes = |w: csv::Writer<Vec<u8>>| w.into_inner().map_err(|e| e.to_string());
+    Ok(vec![
+        ("shard.toml", manifest_text.into_bytes()),
+        ("scenario.toml", scenario_text.as_bytes().to_vec()),
+        ("cells.csv", bytes(table)?),
+        ("timeline.csv", bytes(timeline)?),
+    ])
+}
+
+/// One shard, read back.
+#[derive(Debug)]
+pub struct Shard {
+    /// Its folder.
+    pub dir: PathBuf,
+    /// `shard.toml`.
+    pub manifest: Manifest,
+    /// `scenario.toml`.
+    pub scenario_text: String,
+    /// (cell, result) pairs.
+    pub cells: Vec<(usize, CellResult)>,
+}
+
+/// Reads the shard folder `dir`.
+pub fn read(dir: &Path) -> Result<Shard, ShardError> {
+    let fail = |message: String| ShardError {
+        dir: dir.to_path_buf(),
+        message,
+    };
+    let read_text = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).map_err(|e| {
+            fail(format!(
+                "cannot read {name} ({e}); a shard folder is what `sim run --shard I/N` writes"
+            ))
+        })
+    };
+    let manifest: Manifest = toml::from_str(&read_text("shard.toml")?)
+        .map_err(|e| fail(format!("shard.toml: {}", e.message().trim_end())))?;
+    if manifest.format != FORMAT {
+        return Err(fail(format!(
+            "shard format {} is not {FORMAT}, the one this sim reads",
+            manifest.format
+        )));
+    }
+    let scenario_text = read_text("scenario.toml")?;
+    if fingerprint(&scenario_text) != manifest.fingerprint {
+        return Err(fail(
+            "scenario.toml does not match the fingerprint in shard.toml: it was edited".into(),
+        ));
+    }
+    let mut cells = Vec::new();
+    let mut index = std::collections::BTreeMap::new();
+    let cells_text = read_text("cells.csv")?;
+    let mut table = csv::Reader::from_reader(cells_text.as_bytes());
+    let expected: Vec<&str> = std::iter::once("cell")
+        .chain(FIGURES.iter().map(|f| f.name))
+        .collect();
+    let header = table
+        .headers()
+        .map_err(|e| fail(format!("cells.csv: {e}")))?
+        .clone();
+    if header.iter().collect::<Vec<_>>() != expected {
+        return Err(fail(format!(
+            "cells.csv has columns {:?}, expected {expected:?}",
+            header.iter().collect::<Vec<_>>()
+        )));
+    }
+    for (line, record) in table.records().enumerate() {
+        let at = |m: String| fail(format!("cells.csv row {}: {m}", line + 2));
+        let record = record.map_err(|e| at(e.to_string()))?;
+        let cell: usize = record[0]
+            .parse()
+            .map_err(|_| at(format!("cell \"{}\" is not a number", &record[0])))?;
+        let mut figures = [None; FIGURES.len()];
+        for (slot, text) in figures.iter_mut().zip(record.iter().skip(1)) {
+            if !text.is_empty() {
+                *slot = Some(
+                    text.parse::<f64>()
+                        .map_err(|_| at(format!("\"{text}\" is not a number")))?,
+                );
+            }
+        }
+        if index.insert(cell, cells.len()).is_some() {
+            return Err(at(format!("cell {cell} appears twice")));
+        }
+        cells.push((
+            cell,
+            CellResult {
+                figures,
+                timeline: None,
+            },
+        ));
+    }
+    let timeline_text = read_text("timeline.csv")?;
+    let mut timeline = csv::Reader::from_reader(timeline_text.as_bytes());
+    for (line, record) in timeline.records().enumerate() {
+        let at = |m: String| fail(format!("timeline.csv row {}: {m}", line + 2));
+        let record = record.map_err(|e| at(e.to_string()))?;
+        let num = |i: usize| -> Result<u64, ShardError> {
+            record
+                .get(i)
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(|| at(format!("column {} is not a whole number", i + 1)))
+        };
+        let (cell, bucket) = (num(0)? as usize, num(1)? as usize);
+        let Some(&k) = index.get(&cell) else {
+            return Err(at(format!("cell {cell} is not in cells.csv")));
+        };
+        let bins = cells[k].1.timeline.get_or_insert_with(Vec::new);
+        if bins.len() != bucket {
+            return Err(at(format!("bucket {bucket} is out of order")));
+        }
+        bins.push(Bin {
+            attempts: num(2)?,
+            successes: num(3)?,
+        });
+    }
+    Ok(Shard {
+        dir: dir.to_path_buf(),
+        manifest,
+        scenario_text,
+        cells,
+    })
+}
+
+/// Every cell's result in cell order, from a complete set of shards of one run.
+pub fn combine(shards: Vec<Shard>) -> Result<(Manifest, String, Vec<CellResult>), ShardError> {
+    let Some(first) = shards.first() else {
+        return Err(ShardError {
+            dir: PathBuf::from("."),
+            message: "no shard folders given".into(),
+        });
+    };
+    let (m0, text) = (first.manifest.clone(), first.scenario_text.clone());
+    let mut seen = vec![None::<PathBuf>; m0.shards as usize];
+    for s in &shards {
+        let m = &s.manifest;
+        let fail = |message: String| ShardError {
+            dir: s.dir.clone(),
+            message,
+        };
+        let same = m.fingerprint == m0.fingerprint
+            && m.seed == m0.seed
+            && m.shards == m0.shards
+            && m.cells == m0.cells
+            && m.sim_version == m0.sim_version;
+        if !same {
+            return Err(fail(format!(
+                "is not from the same run as {}: scenario, seed, shard count or sim version differ",
+                first.dir.display()
+            )));
+        }
+        let slot = seen
+            .get_mut(m.shard as usize - 1)
+            .ok_or_else(|| fail(format!("shard {} of {} is out of range", m.shard, m.shards)))?;
+        if let Some(other) = slot.replace(s.dir.clone()) {
+            return Err(fail(format!(
+                "shard {} is given twice (also {})",
+                m.shard,
+                other.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_none())
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(ShardError {
+            dir: first.dir.clone(),
+            message: format!(
+                "shards {} of {} are missing; a merge needs every shard",
+                missing.join(", "),
+                m0.shards
+            ),
+        });
+    }
+    let mut results: Vec<Option<CellResult>> = vec![None; m0.cells];
+    for s in shards {
+        let spec = ShardSpec {
+            index: s.manifest.shard,
+            count: s.manifest.shards,
+        };
+        let expected = spec.cells(m0.cells);
+        let got: Vec<usize> = s.cells.iter().map(|(c, _)| *c).collect();
+        if got != expected {
+            return Err(ShardError {
+                dir: s.dir,
+                message: format!(
+                    "holds {} cells, not the {} of shard {}: it is incomplete or was edited",
+                    got.len(),
+                    expected.len(),
+                    spec.index
+                ),
+            });
+        }
+        for (c, r) in s.cells {
+            results[c] = Some(r);
+        }
+    }
+    Ok((m0, text, results.into_iter().flatten().collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_specs_parse_and_partition_the_cells() {
+        assert_eq!(
+            ShardSpec::parse("2/3"),
+            Ok(ShardSpec { index: 2, count: 3 })
+        );
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", ""] {
+            assert!(ShardSpec::parse(bad).is_err(), "{bad}");
+        }
+        let mut all: Vec<usize> = (1..=3)
+            .flat_map(|i| ShardSpec { index: i, count: 3 }.cells(10))
+            .collect();
+        all.sort();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
+        // More shards than cells: the extra shards are empty, not an error.
+        assert!(ShardSpec { index: 5, count: 5 }.cells(3).is_empty());
+    }
+
+    #[test]
+    fn figures_survive_the_text_round_trip_exactly() {
+        let mut figures = [None; FIGURES.len()];
+        figures[0] = Some(0.1 + 0.2);
+        figures[1] = Some(1e-300);
+        figures[3] = Some(123_456_789.012_345_68);
+        let r = CellResult {
+            figures,
+            timeline: Some(vec![Bin {
+                attempts: 3,
+                successes: 1,
+            }]),
+        };
+        let m = Manifest {
+            format: FORMAT,
+            sim_version: "x".into(),
+            scenario: "s".into(),
+            source: "s.toml".into(),
+            fingerprint: fingerprint("text"),
+            seed: 1,
+            shard: 1,
+            shards: 1,
+            cells: 1,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in files(&m, "text", &[0], std::slice::from_ref(&r)).unwrap() {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+        }
+        let back = read(dir.path()).unwrap();
+        assert_eq!(back.manifest, m);
+        assert_eq!(back.cells, vec![(0, r)]);
+    }
+}
