@@ -75,3 +75,20 @@ fn mutated_scenarios_never_panic() {
     }
     assert!(ok > 10 && err > 100, "{ok} parsed, {err} rejected");
 }
+
+#[test]
+fn mutated_sweeps_never_panic() {
+    // Only parsing: a sweep builds and validates every point while it parses.
+    let src = std::fs::read_to_string("tests/fixtures/grid.toml").unwrap();
+    let (mut ok, mut err) = (0, 0);
+    for v in variants(&src) {
+        match scenario::parse(&v, Path::new("mutated.toml")) {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                err += 1;
+                assert!(e.to_string().starts_with("mutated.toml"), "{e}");
+            }
+        }
+    }
+    assert!(ok > 10 && err > 100, "{ok} parsed, {err} rejected");
+}

@@ -328,22 +328,25 @@ impl Checker<'_> {
                 step.axis_value().display
             ));
         }
-        let count = ((hi - lo) / d).floor() as u64 + 1;
-        if count > MAX_VALUES as u64 {
+        let values = ((hi - lo) / d).floor() + 1.0;
+        if values.is_nan() || values > MAX_VALUES as f64 {
             return bad(format!(
-                "the range has {count} values, more than {MAX_VALUES}"
+                "the range has {values} values, more than {MAX_VALUES}"
             ));
         }
+        let count = values as u64;
         match (from, to, step) {
-            (Number::Int(a), Number::Int(b), Number::Int(s)) => Ok((0..)
-                .map(|i| a + i * s)
+            // Bounded by `count` and checked, so no range of extreme values can
+            // overflow or run on.
+            (Number::Int(a), Number::Int(b), Number::Int(s)) => Ok((0..=count as i64)
+                .map_while(|i| a.checked_add(i.checked_mul(s)?))
                 .take_while(|v| *v <= b)
                 .map(Number::Int)
                 .collect()),
-            (Number::Duration(a), Number::Duration(b), Number::Duration(s)) => Ok((0..)
-                .map(|i| SimDuration(a.0 + i * s.0))
-                .take_while(|v| *v <= b)
-                .map(Number::Duration)
+            (Number::Duration(a), Number::Duration(b), Number::Duration(s)) => Ok((0..=count)
+                .map_while(|i| a.0.checked_add(i.checked_mul(s.0)?))
+                .take_while(|v| *v <= b.0)
+                .map(|ns| Number::Duration(SimDuration(ns)))
                 .collect()),
             (Number::Duration(_), _, _)
             | (_, Number::Duration(_), _)
@@ -606,6 +609,71 @@ mod tests {
         assert!(e.contains("no entry [3]"), "{e}");
         let e = set_text(src, "server.workers.x", Value::from(1)).unwrap_err();
         assert!(e.contains("not a table"), "{e}");
+    }
+
+    const SMALL: &str = include_str!("../../tests/fixtures/small.toml");
+
+    fn with_sweep(sweep: &str) -> Result<Scenario, super::super::ScenarioError> {
+        super::super::parse(&format!("{SMALL}\n{sweep}"), std::path::Path::new("s.toml"))
+    }
+
+    #[test]
+    fn every_point_runs_the_world_with_the_swept_value() {
+        let s = with_sweep("[sweep]\nparameter = \"server.workers\"\nfrom = 2\nto = 8\nstep = 3\n")
+            .unwrap();
+        let sweep = s.sweep.unwrap();
+        let workers: Vec<u32> = sweep
+            .points
+            .iter()
+            .map(|p| match &p.worlds[0].server {
+                crate::model::ServerModel::Capacity(c) => c.workers,
+                crate::model::ServerModel::Occ => 0,
+            })
+            .collect();
+        assert_eq!(workers, [2, 5, 8]);
+        assert_eq!(sweep.axes[0].column, "server.workers");
+    }
+
+    #[test]
+    fn a_swept_retry_key_reaches_strategies_that_set_it_themselves() {
+        let src = SMALL.replace(
+            "name = \"full-jitter\"\nbackoff = \"full-jitter\"",
+            "name = \"full-jitter\"\nbackoff = \"full-jitter\"\ncap = \"9s\"",
+        );
+        assert_ne!(src, SMALL);
+        let text =
+            format!("{src}\n[sweep]\nparameter = \"retry.cap\"\nvalues = [\"1s\", \"3s\"]\n");
+        let s = super::super::parse(&text, std::path::Path::new("s.toml")).unwrap();
+        let sweep = s.sweep.unwrap();
+        for (p, want) in sweep.points.iter().zip([1, 3]) {
+            for strategy in &p.strategies {
+                assert_eq!(
+                    strategy.backoff.cap,
+                    SimDuration::from_secs(want),
+                    "{}",
+                    strategy.name
+                );
+            }
+        }
+        assert_eq!(sweep.axes[0].column, "retry.cap_s");
+        assert_eq!(sweep.axes[0].values[1].label, "3");
+    }
+
+    #[test]
+    fn extreme_ranges_are_refused_not_overflowed() {
+        let big = i64::MAX;
+        let e = with_sweep(&format!(
+            "[sweep]\nparameter = \"clients.count\"\nfrom = {}\nto = {big}\nstep = 1\n",
+            big - 1
+        ))
+        .unwrap_err();
+        // Both ends are one f64; whatever the check that catches it, it is caught.
+        assert!(e.key.is_some(), "{e}");
+        let e = with_sweep(
+            "[sweep]\nparameter = \"clients.count\"\nfrom = 1\nto = 1e300\nstep = 1e-300\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("more than"), "{e}");
     }
 
     #[test]
