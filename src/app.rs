@@ -230,6 +230,20 @@ fn validate(path: &Path) -> Result<()> {
         s.world.outages.len(),
         s.world.duration
     );
+    if let Some(sw) = &s.sweep {
+        let axes: Vec<String> = sw
+            .axes
+            .iter()
+            .map(|a| format!("{} ({} values)", a.parameter, a.values.len()))
+            .collect();
+        say!(
+            "  sweep of {}: {} points, {} replications, {} runs",
+            axes.join(" by "),
+            sw.points.len(),
+            sw.replications,
+            sw.runs()
+        );
+    }
     Ok(())
 }
 

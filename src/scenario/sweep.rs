@@ -391,6 +391,10 @@ impl Checker<'_> {
         key: &KeyPath,
     ) -> Result<Vec<(usize, bool)>, super::ScenarioError> {
         let names: Vec<String> = match &s.charts {
+            // "all": a chart of every figure.
+            Some(list) if list.len() == 1 && list[0] == "all" => {
+                FIGURES.iter().map(|f| f.name.to_string()).collect()
+            }
             Some(list) => list.clone(),
             None => figures::DEFAULT_CHARTS
                 .iter()
@@ -410,7 +414,10 @@ impl Checker<'_> {
             let Some(i) = figures::index(name) else {
                 return self.err(
                     &key.join("charts"),
-                    format!("unknown figure \"{name}\"; valid: {}", valid()),
+                    format!(
+                        "unknown figure \"{name}\"; valid: \"all\" alone, or {}",
+                        valid()
+                    ),
                 );
             };
             out.push((i, log.contains(name)));
@@ -657,6 +664,17 @@ mod tests {
         }
         assert_eq!(sweep.axes[0].column, "retry.cap_s");
         assert_eq!(sweep.axes[0].values[1].label, "3");
+    }
+
+    #[test]
+    fn charts_all_draws_every_figure() {
+        let s = with_sweep(
+            "[sweep]\nparameter = \"clients.count\"\nvalues = [10, 20]\ncharts = [\"all\"]\n",
+        )
+        .unwrap();
+        let charts = s.sweep.unwrap().charts;
+        assert_eq!(charts.len(), FIGURES.len());
+        assert!(charts.iter().enumerate().all(|(i, c)| *c == (i, false)));
     }
 
     #[test]
