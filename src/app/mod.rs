@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::cli::{Cli, Command};
-use crate::export::{csv_exporters, sweep_csv};
+use crate::export::csv_exporters;
 use crate::metrics::{Report, StrategyReport, summarize};
 use crate::model;
 use crate::output::write_atomic;
@@ -15,10 +15,8 @@ use crate::plot;
 use crate::retry::delays::delay_distribution;
 use crate::retry::{Backoff, BackoffKind};
 use crate::scenario::duration::parse_duration;
-use crate::scenario::{self, Scenario, Sweep};
-use crate::sweep::figures::FIGURES;
-use crate::sweep::shard::{self, ShardSpec};
-use crate::sweep::{self, SweepReport};
+use crate::scenario::{self, Scenario};
+use crate::sweep::shard::ShardSpec;
 
 /// `println!` that does not panic when stdout is closed early (`sim run ... |
 /// head`): the report on stdout is a courtesy, the results are the files.
@@ -28,6 +26,10 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout(), $($arg)*);
     }};
 }
+
+mod sweep_run;
+
+use sweep_run::{merge, run_sweep};
 
 /// What `sim run` is asked to do, free of clap.
 #[derive(Debug, Clone)]
@@ -286,7 +288,7 @@ pub fn simulate(s: &Scenario) -> Report {
 
 /// Where `sim run` writes: `--out`, or `results/<name>`, and for a shard its
 /// `shard-I-of-N` folder inside.
-fn output_folder(opts: &RunOptions, s: &Scenario) -> PathBuf {
+pub(super) fn output_folder(opts: &RunOptions, s: &Scenario) -> PathBuf {
     let base = opts
         .out
         .clone()
@@ -344,7 +346,7 @@ pub fn run(opts: &RunOptions) -> Result<()> {
 
 /// A progress bar on stderr (runs done, elapsed, estimate), only when stderr is
 /// a terminal and output is not `--quiet`: pipes and CI logs stay clean.
-fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
+pub(super) fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
     if quiet || !std::io::stderr().is_terminal() {
         return None;
@@ -358,235 +360,7 @@ fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// `sim run` of a scenario with a `[sweep]`: every cell, or with `--shard` the
-/// shard's cells written as partial results for `sim merge`.
-fn run_sweep(opts: &RunOptions, s: &Scenario, sweep: &Sweep, started: Instant) -> Result<()> {
-    let total = sweep.runs();
-    let cells: Vec<usize> = match opts.shard {
-        Some(spec) => spec.cells(total),
-        None => (0..total).collect(),
-    };
-    let simulated = Instant::now();
-    let bar = progress_bar(opts.quiet);
-    let on_cell = |done: usize, total: usize| {
-        if let Some(bar) = &bar {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
-    };
-    let results = sweep::run_cells(s, sweep, &cells, &on_cell);
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    let sim_wall = simulated.elapsed();
-    let out = output_folder(opts, s);
-    if let Some(spec) = opts.shard {
-        let text = std::fs::read_to_string(&opts.scenario)
-            .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
-        let manifest = shard::Manifest {
-            format: shard::FORMAT,
-            sim_version: env!("CARGO_PKG_VERSION").to_string(),
-            scenario: s.name.clone(),
-            source: opts.scenario.display().to_string(),
-            fingerprint: shard::fingerprint(&text),
-            seed: s.seed,
-            shard: spec.index,
-            shards: spec.count,
-            cells: total,
-        };
-        let files = shard::files(&manifest, &text, &cells, &results).map_err(anyhow::Error::msg)?;
-        let mut written = Vec::new();
-        for (name, bytes) in files {
-            written.push(write_atomic(&out, name, &bytes)?);
-        }
-        if !opts.quiet {
-            say!(
-                "scenario {} ({}), seed {}: shard {} of {}, {} of {total} runs",
-                s.name,
-                opts.scenario.display(),
-                s.seed,
-                spec.index,
-                spec.count,
-                cells.len()
-            );
-            let events = results
-                .iter()
-                .map(|r| r.figures[EVENTS].unwrap_or(0.0) as u64)
-                .sum();
-            print_speed(events, sim_wall, started.elapsed());
-            for path in written {
-                say!("wrote {}", path.display());
-            }
-        }
-        return Ok(());
-    }
-    let report = sweep::aggregate(s, sweep, &results);
-    let written = write_sweep(&report, &out, opts.plots)?;
-    if !opts.quiet {
-        say!(
-            "scenario {} ({}), seed {}",
-            s.name,
-            opts.scenario.display(),
-            s.seed
-        );
-        print_sweep(&report, &written, sim_wall, started.elapsed());
-    }
-    Ok(())
-}
-
-const EVENTS: usize = FIGURES.len() - 1;
-
-/// Writes a sweep's CSV files and charts into `out`.
-fn write_sweep(report: &SweepReport, out: &Path, plots: bool) -> Result<Vec<PathBuf>> {
-    let mut written = vec![
-        write_atomic(out, "summary.csv", &sweep_csv::summary(report)?)?,
-        write_atomic(out, "timeline.csv", &sweep_csv::timeline(report)?)?,
-    ];
-    if !plots {
-        return Ok(written);
-    }
-    let grid = report.sweep.axes.len() == 2;
-    let mut charts: Vec<(String, Option<(usize, bool)>)> = report
-        .sweep
-        .charts
-        .iter()
-        .map(|&(f, log)| (format!("{}.png", FIGURES[f].name), Some((f, log))))
-        .collect();
-    charts.push(("timeline.png".to_string(), None));
-    let images: Vec<_> = charts
-        .par_iter()
-        .map(|(_, chart)| match *chart {
-            Some((f, log)) if grid => plot::sweep::render_heatmap(report, f, log),
-            Some((f, log)) => plot::sweep::render_figure(report, f, log),
-            None => plot::sweep::render_timeline(report),
-        })
-        .collect();
-    for ((name, _), image) in charts.iter().zip(images) {
-        let bytes = image.with_context(|| format!("cannot draw {name}"))?;
-        written.push(write_atomic(out, name, &bytes)?);
-    }
-    Ok(written)
-}
-
-/// The sweep's table on stdout: the points, and per strategy the mean of the
-/// first two charted figures with their 95% half-widths.
-fn print_sweep(
-    report: &SweepReport,
-    written: &[PathBuf],
-    sim_wall: std::time::Duration,
-    wall: std::time::Duration,
-) {
-    let sw = &report.sweep;
-    let axes: Vec<&str> = sw.axes.iter().map(|a| a.parameter.as_str()).collect();
-    let strategies = sw.points.first().map_or(0, |p| p.strategies.len());
-    say!(
-        "sweep of {} over {} points, {} runs each, {strategies} strategies: {} runs\n",
-        axes.join(" and "),
-        sw.points.len(),
-        sw.replications,
-        sw.runs()
-    );
-    let shown: Vec<usize> = sw.charts.iter().map(|c| c.0).take(2).collect();
-    let width = report
-        .rows
-        .iter()
-        .map(|r| r.strategy.len())
-        .max()
-        .unwrap_or(8)
-        .max(8);
-    let at_width = sw
-        .points
-        .iter()
-        .map(|p| point_label(sw, p).len())
-        .max()
-        .unwrap_or(5)
-        .max(5);
-    let mut header = format!("{:>at_width$}  {:width$}", "point", "strategy");
-    for &f in &shown {
-        header.push_str(&format!(" {:>14} {:>10}", FIGURES[f].name, "+-95%"));
-    }
-    say!("{header}");
-    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-    for row in &report.rows {
-        let mut line = format!(
-            "{:>at_width$}  {:width$}",
-            point_label(sw, &sw.points[row.point]),
-            row.strategy
-        );
-        for &f in &shown {
-            let (m, h) = row.stats[f];
-            line.push_str(&format!(" {:>14} {:>10}", show(m), show(h)));
-        }
-        say!("{line}");
-    }
-    print_speed(report.events, sim_wall, wall);
-    for path in written {
-        say!("wrote {}", path.display());
-    }
-}
-
-/// A point's values, "100" or "100, 2s".
-fn point_label(sw: &Sweep, p: &crate::scenario::Point) -> String {
-    sw.axes
-        .iter()
-        .zip(&p.coords)
-        .map(|(a, &i)| a.values[i].display.clone())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `sim merge`: combines shard folders into the output of the unsharded run.
-fn merge(opts: &MergeOptions) -> Result<()> {
-    let started = Instant::now();
-    let mut shards = Vec::with_capacity(opts.dirs.len());
-    for dir in &opts.dirs {
-        shards.push(shard::read(dir).map_err(|e| InputError(e.to_string()))?);
-    }
-    let (manifest, text, results) =
-        shard::combine(shards).map_err(|e| InputError(e.to_string()))?;
-    let source = PathBuf::from(&manifest.source);
-    let mut s = scenario::parse(&text, &source)?;
-    s.seed = manifest.seed;
-    let Some(sweep) = s.sweep.clone() else {
-        return Err(
-            InputError(format!("{}: the scenario has no [sweep]", source.display())).into(),
-        );
-    };
-    if results.len() != sweep.runs() {
-        return Err(InputError(format!(
-            "the shards hold {} runs but the scenario has {}",
-            results.len(),
-            sweep.runs()
-        ))
-        .into());
-    }
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&s.name));
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create the output folder {}", out.display()))?;
-    let report = sweep::aggregate(&s, &sweep, &results);
-    let written = write_sweep(&report, &out, opts.plots)?;
-    if !opts.quiet {
-        say!(
-            "scenario {} ({}), seed {}: merged {} shards",
-            s.name,
-            source.display(),
-            s.seed,
-            manifest.shards
-        );
-        print_sweep(
-            &report,
-            &written,
-            std::time::Duration::ZERO,
-            started.elapsed(),
-        );
-    }
-    Ok(())
-}
-
-fn print_speed(events: u64, sim_wall: std::time::Duration, wall: std::time::Duration) {
+pub(super) fn print_speed(events: u64, sim_wall: std::time::Duration, wall: std::time::Duration) {
     say!(
         "\n{events} events simulated in {:.3} s ({:.1} million events/s over {} threads); total wall time {:.3} s",
         sim_wall.as_secs_f64(),
