@@ -153,6 +153,7 @@ fn delays_backoff(
         cap,
         multiplier,
         first_exponent,
+        jitter: crate::retry::Jitter::None,
     })
 }
 

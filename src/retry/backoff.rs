@@ -28,11 +28,14 @@ pub enum BackoffKind {
     /// `min(cap, U(base, 3 * previous))`, previous starting at `base`: AWS
     /// "decorrelated jitter"; its state is the previous delay of the same request.
     DecorrelatedJitter,
+    /// `U(0, min(cap, (2^n - 1) * base))`: Envoy's router retry back-off (full
+    /// jitter over a window that grows as 2^n - 1 times the base interval).
+    Envoy,
 }
 
 impl BackoffKind {
     /// Every kind with its scenario-file name.
-    pub const NAMES: [(&'static str, BackoffKind); 7] = [
+    pub const NAMES: [(&'static str, BackoffKind); 8] = [
         ("none", BackoffKind::None),
         ("constant", BackoffKind::Constant),
         ("linear", BackoffKind::Linear),
@@ -40,6 +43,7 @@ impl BackoffKind {
         ("full-jitter", BackoffKind::FullJitter),
         ("equal-jitter", BackoffKind::EqualJitter),
         ("decorrelated-jitter", BackoffKind::DecorrelatedJitter),
+        ("envoy", BackoffKind::Envoy),
     ];
 
     /// The scenario-file name of this kind.
@@ -59,6 +63,36 @@ impl BackoffKind {
     }
 }
 
+/// Randomness added on top of a kind's delay, after the cap, as libraries do:
+/// got adds up to 100 ms, gRPC multiplies by U(0.8, 1.2), the backoff crate by
+/// U(0.5, 1.5), axios-retry by U(1, 1.2) (REFERENCE.md section 8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Jitter {
+    /// The kind's delay as it is.
+    None,
+    /// `delay + U(0, max)`.
+    Add(SimDuration),
+    /// `delay * U(low, high)`.
+    Scale {
+        /// Smallest factor.
+        low: f64,
+        /// Largest factor.
+        high: f64,
+    },
+}
+
+impl Jitter {
+    /// `ns` with the jitter applied; draws from `rng` only when there is jitter,
+    /// so schedules without it consume no random numbers.
+    fn apply<R: Rng + ?Sized>(self, ns: f64, rng: &mut R) -> f64 {
+        match self {
+            Jitter::None => ns,
+            Jitter::Add(max) => ns + rng.random::<f64>() * max.as_nanos_f64(),
+            Jitter::Scale { low, high } => ns * (low + rng.random::<f64>() * (high - low)),
+        }
+    }
+}
+
 /// A backoff schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Backoff {
@@ -72,6 +106,8 @@ pub struct Backoff {
     pub multiplier: f64,
     /// Exponent of the multiplier at the first retry: 0 (default) or 1 (AWS simulator).
     pub first_exponent: u32,
+    /// Randomness on top of the kind's delay (default none).
+    pub jitter: Jitter,
 }
 
 impl Default for Backoff {
@@ -82,6 +118,7 @@ impl Default for Backoff {
             cap: SimDuration::from_secs(10),
             multiplier: 2.0,
             first_exponent: 0,
+            jitter: Jitter::None,
         }
     }
 }
@@ -126,8 +163,13 @@ impl Backoff {
                 let upper = 3.0 * prev;
                 (base + rng.random::<f64>() * (upper - base)).min(self.cap.as_nanos_f64())
             }
+            BackoffKind::Envoy => {
+                let exponent = i32::try_from(n).unwrap_or(i32::MAX);
+                let window = (2f64.powi(exponent) - 1.0) * self.base.as_nanos_f64();
+                rng.random::<f64>() * window.min(self.cap.as_nanos_f64())
+            }
         };
-        SimDuration::from_nanos_f64(ns)
+        SimDuration::from_nanos_f64(self.jitter.apply(ns, rng))
     }
 }
 
@@ -158,6 +200,76 @@ mod tests {
         let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = xs.iter().copied().fold(0.0, f64::max);
         (mean, lo, hi)
+    }
+
+    #[test]
+    fn envoy_draws_over_a_window_of_2_to_the_n_minus_1_base_intervals() {
+        // Envoy's defaults: base interval 25 ms, maximum 250 ms.
+        let b = Backoff {
+            base: ms(25),
+            cap: ms(250),
+            ..with(BackoffKind::Envoy)
+        };
+        for (n, window) in [(1, 25.0), (2, 75.0), (3, 175.0), (4, 250.0), (9, 250.0)] {
+            let (mean, lo, hi) = stats(&b, n, 20_000);
+            let window = window * 1e6;
+            assert!(
+                lo >= 0.0 && hi < window,
+                "retry {n}: [{lo}, {hi}] outside [0, {window})"
+            );
+            // U(0, w) has mean w/2 and sd w/sqrt(12); 20 000 draws put the
+            // sample mean within 0.6% of w of it at 3 standard errors.
+            assert!(
+                (mean - window / 2.0).abs() < 0.006 * window,
+                "retry {n}: mean {mean}"
+            );
+        }
+    }
+
+    #[test]
+    fn added_jitter_stays_within_its_window_and_scaled_within_its_factors() {
+        // got: 1000 * 2^(n-1) ms plus U(0, 100 ms).
+        let got = Backoff {
+            base: ms(1000),
+            cap: SimDuration::from_secs(3600),
+            jitter: Jitter::Add(ms(100)),
+            ..with(BackoffKind::Exponential)
+        };
+        for (n, v) in [(1, 1000.0), (2, 2000.0), (3, 4000.0)] {
+            let (mean, lo, hi) = stats(&got, n, 20_000);
+            let v = v * 1e6;
+            assert!(lo >= v && hi < v + 100e6, "retry {n}: [{lo}, {hi}]");
+            assert!((mean - (v + 50e6)).abs() < 0.6e6, "retry {n}: mean {mean}");
+        }
+        // gRPC A6: min(max, initial * mult^(n-1)) * U(0.8, 1.2), jittered after the cap.
+        let grpc = Backoff {
+            base: ms(100),
+            cap: ms(1000),
+            multiplier: 1.6,
+            jitter: Jitter::Scale {
+                low: 0.8,
+                high: 1.2,
+            },
+            ..with(BackoffKind::Exponential)
+        };
+        for (n, v) in [(1, 100.0), (2, 160.0), (3, 256.0), (9, 1000.0)] {
+            let (mean, lo, hi) = stats(&grpc, n, 20_000);
+            let v = v * 1e6;
+            assert!(
+                lo >= 0.8 * v && hi <= 1.2 * v,
+                "retry {n}: [{lo}, {hi}] around {v}"
+            );
+            assert!((mean - v).abs() < 0.003 * v, "retry {n}: mean {mean}");
+        }
+    }
+
+    #[test]
+    fn no_jitter_draws_no_random_numbers() {
+        let mut a = stream(4, Stream::Jitter);
+        let mut b = stream(4, Stream::Jitter);
+        let plain = with(BackoffKind::Exponential);
+        let _ = plain.delay(3, SimDuration::ZERO, &mut a);
+        assert_eq!(a.random::<u64>(), b.random::<u64>());
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod policy;
 pub mod throttle;
 pub mod window;
 
-pub use backoff::{Backoff, BackoffKind};
+pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use breaker::{Breaker, BreakerConfig};
 pub use budget::{Budget, BudgetConfig};
 pub use outcome::{Outcome, OutcomeSet};

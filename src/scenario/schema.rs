@@ -277,6 +277,20 @@ pub enum BackoffFile {
     EqualJitter,
     /// AWS decorrelated jitter.
     DecorrelatedJitter,
+    /// Envoy's router back-off.
+    Envoy,
+}
+
+/// `jitter`: `{ add = "100ms" }` or `{ low = 0.8, high = 1.2 }`.
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct JitterFile {
+    /// Adds U(0, add) to each delay.
+    pub add: Option<DurationValue>,
+    /// Multiplies each delay by U(low, high).
+    pub low: Option<f64>,
+    /// See `low`.
+    pub high: Option<f64>,
 }
 
 /// A limit in time: a duration, or "none" (no limit).
@@ -356,6 +370,8 @@ pub struct RetryFile {
     pub multiplier: Option<f64>,
     /// Exponent at the first retry: 0 (starting article) or 1 (AWS simulator).
     pub first_exponent: Option<u32>,
+    /// Randomness on top of the backoff's delay.
+    pub jitter: Option<JitterFile>,
     /// Retries after the first attempt, or "unlimited".
     pub max_retries: Option<RetryLimit>,
     /// Time limit of each attempt, or "none".

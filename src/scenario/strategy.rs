@@ -5,12 +5,12 @@
 use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
-use super::schema::{BackoffFile, BreakerFile, BudgetFile, DurationOrNone, RetryFile};
+use super::schema::{BackoffFile, BreakerFile, BudgetFile, DurationOrNone, JitterFile, RetryFile};
 use super::validate::Checker;
 use crate::engine::SimDuration;
 use crate::retry::{
-    Backoff, BackoffKind, BreakerConfig, BudgetConfig, Outcome, OutcomeSet, RetryPolicy, Strategy,
-    ThrottleConfig,
+    Backoff, BackoffKind, BreakerConfig, BudgetConfig, Jitter, Outcome, OutcomeSet, RetryPolicy,
+    Strategy, ThrottleConfig,
 };
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -87,6 +87,10 @@ impl Checker<'_> {
             .get("first_exponent", |r| r.first_exponent)
             .unwrap_or((0, l.path("first_exponent")));
         self.ensure(first_exponent <= 1, &fkey, || format!("first_exponent must be 0 (first retry waits base) or 1 (waits base * multiplier, the AWS convention), got {first_exponent}"))?;
+        let jitter = match l.get("jitter", |r| r.jitter) {
+            Some((j, key)) => self.jitter(j, &key)?,
+            None => Jitter::None,
+        };
         let timeout = self.limit(l.get("timeout", |r| r.timeout), p.timeout, "timeout")?;
         let deadline = self.limit(l.get("deadline", |r| r.deadline), p.deadline, "deadline")?;
         let retry_on = match l.get("retry_on", |r| r.retry_on.clone()) {
@@ -126,6 +130,7 @@ impl Checker<'_> {
                 cap,
                 multiplier,
                 first_exponent,
+                jitter,
             },
             policy: RetryPolicy {
                 max_retries: l
@@ -143,6 +148,24 @@ impl Checker<'_> {
     }
 
     /// A time limit: the value given (positive), `None` for "none", else `default`.
+    /// `{ add = "100ms" }` or `{ low = 0.8, high = 1.2 }`.
+    fn jitter(&self, j: JitterFile, key: &KeyPath) -> Checked<Jitter> {
+        match (j.add, j.low, j.high) {
+            (Some(add), None, None) => Ok(Jitter::Add(add.0)),
+            (None, Some(low), Some(high)) => {
+                let ok = low.is_finite() && high.is_finite() && 0.0 <= low && low <= high && high <= 100.0;
+                self.ensure(ok, key, || {
+                    format!("jitter factors need 0 <= low <= high <= 100, got low = {low}, high = {high}")
+                })?;
+                Ok(Jitter::Scale { low, high })
+            }
+            _ => self.err(
+                key,
+                "jitter is { add = \"100ms\" } (adds U(0, add)) or { low = 0.8, high = 1.2 } (multiplies by U(low, high))",
+            ),
+        }
+    }
+
     fn limit(
         &self,
         given: Option<(DurationOrNone, KeyPath)>,
@@ -292,6 +315,7 @@ fn backoff_kind(b: BackoffFile) -> BackoffKind {
         BackoffFile::FullJitter => BackoffKind::FullJitter,
         BackoffFile::EqualJitter => BackoffKind::EqualJitter,
         BackoffFile::DecorrelatedJitter => BackoffKind::DecorrelatedJitter,
+        BackoffFile::Envoy => BackoffKind::Envoy,
     }
 }
 
@@ -314,5 +338,48 @@ impl Layers<'_> {
     /// Where an error about a defaulted `field` should point: the strategy table.
     fn path(&self, field: &str) -> KeyPath {
         KeyPath::key("strategy").at(self.index).join(field)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::retry::Jitter;
+    use crate::scenario::parse;
+
+    const SMALL: &str = include_str!("../../tests/fixtures/small.toml");
+
+    #[test]
+    fn jitter_is_read_from_retry_and_overridden_per_strategy() {
+        let src = SMALL
+            .replace("cap = \"2s\"", "cap = \"2s\"\njitter = { add = \"100ms\" }")
+            .replace(
+                "name = \"none\"\nbackoff = \"none\"",
+                "name = \"none\"\nbackoff = \"none\"\njitter = { low = 0.8, high = 1.2 }",
+            );
+        let s = parse(&src, std::path::Path::new("j.toml")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            s.strategies[0].backoff.jitter,
+            Jitter::Scale {
+                low: 0.8,
+                high: 1.2
+            }
+        );
+        assert_eq!(
+            s.strategies[1].backoff.jitter,
+            Jitter::Add(crate::engine::SimDuration::from_millis(100))
+        );
+    }
+
+    #[test]
+    fn bad_jitter_names_its_key_and_both_forms() {
+        for bad in [
+            "{ add = \"1s\", low = 1.0 }",
+            "{ low = 1.5, high = 1.0 }",
+            "{}",
+        ] {
+            let src = SMALL.replace("cap = \"2s\"", &format!("cap = \"2s\"\njitter = {bad}"));
+            let e = parse(&src, std::path::Path::new("j.toml")).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some("retry.jitter"), "{bad}: {e}");
+        }
     }
 }
