@@ -46,26 +46,16 @@ fn variants(src: &str) -> Vec<String> {
     out
 }
 
-#[test]
-fn mutated_scenarios_never_panic() {
-    let src = std::fs::read_to_string("tests/fixtures/small.toml").unwrap();
+/// Parses every variant of `file`, passing those that parse to `then`; asserts
+/// that errors name the file and that both outcomes occur often.
+fn check_variants(file: &str, then: impl Fn(scenario::Scenario)) {
+    let src = std::fs::read_to_string(file).unwrap();
     let (mut ok, mut err) = (0, 0);
     for v in variants(&src) {
         match scenario::parse(&v, Path::new("mutated.toml")) {
-            Ok(mut s) => {
+            Ok(s) => {
                 ok += 1;
-                // Keep runs short: the point is that they do not panic.
-                s.world.duration = s
-                    .world
-                    .duration
-                    .min(retry_storm::engine::SimDuration::from_secs(10));
-                if s.world
-                    .outages
-                    .iter()
-                    .all(|o| o.end.0 <= s.world.duration.0)
-                {
-                    simulate(&s);
-                }
+                then(s);
             }
             Err(e) => {
                 err += 1;
@@ -73,22 +63,29 @@ fn mutated_scenarios_never_panic() {
             }
         }
     }
-    assert!(ok > 10 && err > 100, "{ok} parsed, {err} rejected");
+    assert!(ok > 10 && err > 100, "{file}: {ok} parsed, {err} rejected");
+}
+
+#[test]
+fn mutated_scenarios_never_panic() {
+    check_variants("tests/fixtures/small.toml", |mut s| {
+        // Keep runs short: the point is that they do not panic.
+        s.world.duration = s
+            .world
+            .duration
+            .min(retry_storm::engine::SimDuration::from_secs(10));
+        if s.world
+            .outages
+            .iter()
+            .all(|o| o.end.0 <= s.world.duration.0)
+        {
+            simulate(&s);
+        }
+    });
 }
 
 #[test]
 fn mutated_sweeps_never_panic() {
     // Only parsing: a sweep builds and validates every point while it parses.
-    let src = std::fs::read_to_string("tests/fixtures/grid.toml").unwrap();
-    let (mut ok, mut err) = (0, 0);
-    for v in variants(&src) {
-        match scenario::parse(&v, Path::new("mutated.toml")) {
-            Ok(_) => ok += 1,
-            Err(e) => {
-                err += 1;
-                assert!(e.to_string().starts_with("mutated.toml"), "{e}");
-            }
-        }
-    }
-    assert!(ok > 10 && err > 100, "{ok} parsed, {err} rejected");
+    check_variants("tests/fixtures/grid.toml", |_| {});
 }
