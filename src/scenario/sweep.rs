@@ -20,6 +20,8 @@ use crate::sweep::figures::{self, FIGURES};
 
 /// Most values on one axis.
 pub const MAX_VALUES: usize = 10_000;
+/// Most points in one sweep (each is a whole validated scenario).
+pub const MAX_POINTS: u64 = 100_000;
 /// Most runs in one sweep (points x strategies x replications).
 pub const MAX_RUNS: u64 = 10_000_000;
 
@@ -184,6 +186,10 @@ impl Checker<'_> {
             .iter()
             .map(|(a, _, _)| a.values.len() as u64)
             .product();
+        // Each point is a validated scenario held in memory while the sweep runs.
+        self.ensure(points_n <= MAX_POINTS, &key, || {
+            format!("{points_n} points is more than {MAX_POINTS}; use fewer values or shard several sweeps")
+        })?;
         let runs = points_n * base.strategies.len() as u64 * u64::from(replications);
         self.ensure(runs <= MAX_RUNS, &key, || {
             format!("{runs} runs (points x strategies x replications) is more than {MAX_RUNS}")
@@ -664,6 +670,16 @@ mod tests {
         }
         assert_eq!(sweep.axes[0].column, "retry.cap_s");
         assert_eq!(sweep.axes[0].values[1].label, "3");
+    }
+
+    #[test]
+    fn too_many_points_are_refused_before_they_are_built() {
+        let e = with_sweep(
+            "[sweep]\nparameter = \"clients.count\"\nfrom = 1\nto = 1000\nstep = 1\n\
+             [sweep.by]\nparameter = \"server.queue\"\nfrom = 1\nto = 1000\nstep = 1\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("1000000 points"), "{e}");
     }
 
     #[test]
