@@ -71,11 +71,7 @@ pub(super) fn run_sweep(
                 spec.count,
                 cells.len()
             );
-            let events = results
-                .iter()
-                .map(|r| r.figures[EVENTS].unwrap_or(0.0) as u64)
-                .sum();
-            print_speed(events, sim_wall, started.elapsed());
+            print_speed(sweep::events(&results), sim_wall, started.elapsed());
             for path in written {
                 say!("wrote {}", path.display());
             }
@@ -95,8 +91,6 @@ pub(super) fn run_sweep(
     }
     Ok(())
 }
-
-const EVENTS: usize = FIGURES.len() - 1;
 
 /// Writes a sweep's CSV files and charts into `out`.
 fn write_sweep(report: &SweepReport, out: &Path, plots: bool) -> Result<Vec<PathBuf>> {

@@ -70,6 +70,8 @@ pub fn index(name: &str) -> Option<usize> {
 pub const IN_FLIGHT: usize = 2;
 /// Index of `recovery_time_s`: absent in runs that never recovered.
 pub const RECOVERY: usize = 8;
+/// Index of `events`.
+pub const EVENTS: usize = FIGURES.len() - 1;
 
 /// Seconds the breaker was open over a run: the time-averaged open share of each
 /// bucket times the bucket width.
@@ -122,6 +124,7 @@ mod tests {
         }
         assert_eq!(FIGURES[IN_FLIGHT].name, "in_flight_at_end");
         assert_eq!(FIGURES[RECOVERY].name, "recovery_time_s");
+        assert_eq!(FIGURES[EVENTS].name, "events");
         assert!(DEFAULT_CHARTS.iter().all(|c| index(c).is_some()));
     }
 }

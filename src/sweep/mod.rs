@@ -213,7 +213,6 @@ pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepRe
             timelines.push((names[k].to_string(), bins));
         }
     }
-    let events_at = figures::index("events").unwrap_or(FIGURES.len() - 1);
     SweepReport {
         scenario: s.name.clone(),
         seed: s.seed,
@@ -221,11 +220,16 @@ pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepRe
         metrics: s.metrics.clone(),
         rows,
         timelines,
-        events: results
-            .iter()
-            .filter_map(|c| c.figures[events_at])
-            .sum::<f64>() as u64,
+        events: events(results),
     }
+}
+
+/// Events simulated over `results`.
+pub fn events(results: &[CellResult]) -> u64 {
+    results
+        .iter()
+        .map(|c| c.figures[figures::EVENTS].map_or(0, |e| e as u64))
+        .sum()
 }
 
 #[cfg(test)]
