@@ -55,7 +55,7 @@ pub enum Command {
     /// Print the distribution of each retry's delay under a backoff, and plot it.
     Delays {
         /// The backoff kind: none, constant, linear, exponential, full-jitter,
-        /// equal-jitter, decorrelated-jitter.
+        /// equal-jitter, decorrelated-jitter, envoy, decorrelated-jitter-v2.
         kind: String,
         /// First delay.
         #[arg(long, default_value = "200ms")]

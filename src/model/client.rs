@@ -1,7 +1,7 @@
 //! Client-side state: one slot per logical request in progress (open loop) or per
 //! client (closed loop), kept small so a million of them fit in memory.
 
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::SimTime;
 
 /// Where a slot's logical request is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,8 +23,8 @@ pub struct Request {
     pub deadline_at: SimTime,
     /// When the current attempt times out.
     pub attempt_deadline: SimTime,
-    /// The delay before the last retry (for decorrelated jitter).
-    pub previous_delay: SimDuration,
+    /// What the backoff remembered at the last retry (see `retry::Backoff::delay`).
+    pub backoff_memory: f64,
     /// Attempts this slot has ever sent: identifies the current attempt, so stale
     /// events (answers after a timeout, timeouts after an answer) are ignored.
     pub attempt: u32,
@@ -46,7 +46,7 @@ impl Default for Request {
             started: SimTime::ZERO,
             deadline_at: SimTime::NEVER,
             attempt_deadline: SimTime::NEVER,
-            previous_delay: SimDuration::ZERO,
+            backoff_memory: 0.0,
             attempt: 0,
             retries: 0,
             charged: 0,

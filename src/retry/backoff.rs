@@ -31,11 +31,19 @@ pub enum BackoffKind {
     /// `U(0, min(cap, (2^n - 1) * base))`: Envoy's router retry back-off (full
     /// jitter over a window that grows as 2^n - 1 times the base interval).
     Envoy,
+    /// Polly's `DecorrelatedJitterBackoffV2` (Polly.Contrib.WaitAndRetry, the
+    /// jittered exponential of Polly v8, and cockatiel's default): with
+    /// `t = (n - 1) + U(0, 1)` and `f(t) = m^t * tanh(sqrt(4 t))`, the delay is
+    /// `min(cap, (f(t) - f(t_prev)) * base / 1.4)`, `f(t_prev)` = 0 at the first
+    /// retry (REFERENCE.md section 8). Successive `t` never overlap, so delays
+    /// grow like `m^n` on average without the clumps of AWS decorrelated jitter;
+    /// `base` is close to the median first delay. Its state is `f(t_prev)`.
+    DecorrelatedJitterV2,
 }
 
 impl BackoffKind {
     /// Every kind with its scenario-file name.
-    pub const NAMES: [(&'static str, BackoffKind); 8] = [
+    pub const NAMES: [(&'static str, BackoffKind); 9] = [
         ("none", BackoffKind::None),
         ("constant", BackoffKind::Constant),
         ("linear", BackoffKind::Linear),
@@ -44,6 +52,7 @@ impl BackoffKind {
         ("equal-jitter", BackoffKind::EqualJitter),
         ("decorrelated-jitter", BackoffKind::DecorrelatedJitter),
         ("envoy", BackoffKind::Envoy),
+        ("decorrelated-jitter-v2", BackoffKind::DecorrelatedJitterV2),
     ];
 
     /// The scenario-file name of this kind.
@@ -132,21 +141,17 @@ impl Backoff {
         v.min(self.cap.as_nanos_f64())
     }
 
-    /// The delay before retry `n` (n >= 1). `previous` is the delay this request
-    /// waited before its last retry (ignored except by decorrelated jitter, which
-    /// treats the first retry's previous delay as `base`).
-    pub fn delay<R: Rng + ?Sized>(
-        &self,
-        n: u32,
-        previous: SimDuration,
-        rng: &mut R,
-    ) -> SimDuration {
+    /// The delay before retry `n` (n >= 1) and what the schedule remembers for
+    /// the next retry of the same request. `memory` is what this call returned
+    /// at the previous retry (0 before the first): the delay taken, in ns, which
+    /// decorrelated jitter grows from (treating the first retry's as `base`), or
+    /// the previous `f(t)` of [`BackoffKind::DecorrelatedJitterV2`].
+    pub fn delay<R: Rng + ?Sized>(&self, n: u32, memory: f64, rng: &mut R) -> (SimDuration, f64) {
+        let cap = self.cap.as_nanos_f64();
         let ns = match self.kind {
             BackoffKind::None => 0.0,
             BackoffKind::Constant => self.base.as_nanos_f64(),
-            BackoffKind::Linear => {
-                (self.base.as_nanos_f64() * f64::from(n)).min(self.cap.as_nanos_f64())
-            }
+            BackoffKind::Linear => (self.base.as_nanos_f64() * f64::from(n)).min(cap),
             BackoffKind::Exponential => self.exponential_ceiling(n),
             BackoffKind::FullJitter => rng.random::<f64>() * self.exponential_ceiling(n),
             BackoffKind::EqualJitter => {
@@ -155,21 +160,53 @@ impl Backoff {
             }
             BackoffKind::DecorrelatedJitter => {
                 let base = self.base.as_nanos_f64();
-                let prev = if n <= 1 {
-                    base
-                } else {
-                    previous.as_nanos_f64().max(base)
-                };
+                let prev = if n <= 1 { base } else { memory.max(base) };
                 let upper = 3.0 * prev;
-                (base + rng.random::<f64>() * (upper - base)).min(self.cap.as_nanos_f64())
+                (base + rng.random::<f64>() * (upper - base)).min(cap)
             }
             BackoffKind::Envoy => {
                 let exponent = i32::try_from(n).unwrap_or(i32::MAX);
                 let window = (2f64.powi(exponent) - 1.0) * self.base.as_nanos_f64();
-                rng.random::<f64>() * window.min(self.cap.as_nanos_f64())
+                rng.random::<f64>() * window.min(cap)
+            }
+            BackoffKind::DecorrelatedJitterV2 => {
+                let t = f64::from(n - 1) + rng.random::<f64>();
+                let (ns, next) = self.v2(t, memory);
+                let ns = SimDuration::from_nanos_f64(self.jitter.apply(ns, rng));
+                return (ns, next);
             }
         };
-        SimDuration::from_nanos_f64(self.jitter.apply(ns, rng))
+        let d = SimDuration::from_nanos_f64(self.jitter.apply(ns, rng));
+        (d, d.as_nanos_f64())
+    }
+
+    /// [`BackoffKind::DecorrelatedJitterV2`] at `t`, after `f(t_prev)` = `prev`:
+    /// the delay in ns and `f(t)`. Past about retry 1000, `m^t` overflows and the
+    /// delay is the cap, as in cockatiel.
+    fn v2(&self, t: f64, prev: f64) -> (f64, f64) {
+        /// Polly's `RpScalingFactor` is 1 / 1.4 and its `pFactor` 4.
+        const SCALE: f64 = 1.0 / 1.4;
+        const P: f64 = 4.0;
+        let next = self.multiplier.powf(t) * (P * t).sqrt().tanh();
+        let raw = (next - prev).max(0.0) * SCALE * self.base.as_nanos_f64();
+        let cap = self.cap.as_nanos_f64();
+        (if raw.is_finite() { raw.min(cap) } else { cap }, next)
+    }
+
+    /// What the schedule remembers when a Retry-After of `hint` replaced its delay
+    /// before retry `n`: decorrelated jitter grows from the delay taken; the V2
+    /// formula moves on to retry `n`'s `f(t)` as Polly's does (one draw).
+    pub fn memory_after_hint<R: Rng + ?Sized>(
+        &self,
+        n: u32,
+        hint: SimDuration,
+        memory: f64,
+        rng: &mut R,
+    ) -> f64 {
+        match self.kind {
+            BackoffKind::DecorrelatedJitterV2 => self.delay(n, memory, rng).1,
+            _ => hint.as_nanos_f64(),
+        }
     }
 }
 
@@ -194,7 +231,7 @@ mod tests {
         let mut rng = stream(3, Stream::Jitter);
         let prev = SimDuration::from_nanos_f64(b.exponential_ceiling(n.saturating_sub(1).max(1)));
         let xs: Vec<f64> = (0..samples)
-            .map(|_| b.delay(n, prev, &mut rng).as_nanos_f64())
+            .map(|_| b.delay(n, prev.as_nanos_f64(), &mut rng).0.as_nanos_f64())
             .collect();
         let mean = xs.iter().sum::<f64>() / samples as f64;
         let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -268,7 +305,7 @@ mod tests {
         let mut a = stream(4, Stream::Jitter);
         let mut b = stream(4, Stream::Jitter);
         let plain = with(BackoffKind::Exponential);
-        let _ = plain.delay(3, SimDuration::ZERO, &mut a);
+        let _ = plain.delay(3, 0.0, &mut a).0;
         assert_eq!(a.random::<u64>(), b.random::<u64>());
     }
 
@@ -276,9 +313,7 @@ mod tests {
     fn exponential_follows_the_starting_article() {
         let b = with(BackoffKind::Exponential);
         let mut rng = stream(1, Stream::Jitter);
-        let delays: Vec<_> = (1..=7)
-            .map(|n| b.delay(n, SimDuration::ZERO, &mut rng))
-            .collect();
+        let delays: Vec<_> = (1..=7).map(|n| b.delay(n, 0.0, &mut rng).0).collect();
         assert_eq!(
             delays,
             [
@@ -302,27 +337,36 @@ mod tests {
             ..with(BackoffKind::Exponential)
         };
         let mut rng = stream(1, Stream::Jitter);
-        let delays: Vec<_> = (1..=3)
-            .map(|n| b.delay(n, SimDuration::ZERO, &mut rng))
-            .collect();
+        let delays: Vec<_> = (1..=3).map(|n| b.delay(n, 0.0, &mut rng).0).collect();
         assert_eq!(delays, [ms(10), ms(20), ms(40)]);
-        assert_eq!(b.delay(40, SimDuration::ZERO, &mut rng), ms(2000));
+        assert_eq!(b.delay(40, 0.0, &mut rng).0, ms(2000));
     }
 
     #[test]
     fn none_constant_and_linear() {
         let mut rng = stream(1, Stream::Jitter);
         assert_eq!(
-            with(BackoffKind::None).delay(3, ms(5), &mut rng),
+            with(BackoffKind::None)
+                .delay(3, ms(5).as_nanos_f64(), &mut rng)
+                .0,
             SimDuration::ZERO
         );
         assert_eq!(
-            with(BackoffKind::Constant).delay(3, ms(5), &mut rng),
+            with(BackoffKind::Constant)
+                .delay(3, ms(5).as_nanos_f64(), &mut rng)
+                .0,
             ms(200)
         );
-        assert_eq!(with(BackoffKind::Linear).delay(3, ms(5), &mut rng), ms(600));
         assert_eq!(
-            with(BackoffKind::Linear).delay(99, ms(5), &mut rng),
+            with(BackoffKind::Linear)
+                .delay(3, ms(5).as_nanos_f64(), &mut rng)
+                .0,
+            ms(600)
+        );
+        assert_eq!(
+            with(BackoffKind::Linear)
+                .delay(99, ms(5).as_nanos_f64(), &mut rng)
+                .0,
             ms(10_000)
         );
     }
@@ -375,9 +419,70 @@ mod tests {
         // Later: U(base, 3*prev) capped; with prev = 5 s the cap of 10 s binds often.
         let mut rng = stream(9, Stream::Jitter);
         for _ in 0..N / 10 {
-            let d = b.delay(5, ms(5000), &mut rng);
+            let d = b.delay(5, ms(5000).as_nanos_f64(), &mut rng).0;
             assert!(d >= b.base && d <= b.cap);
         }
+    }
+
+    #[test]
+    fn decorrelated_jitter_v2_follows_pollys_formula() {
+        // Polly's defaults: median first delay 2 s, exponent 2, no cap in practice.
+        let b = Backoff {
+            base: ms(2000),
+            cap: SimDuration::from_secs(24 * 3600),
+            ..with(BackoffKind::DecorrelatedJitterV2)
+        };
+        let f = |t: f64| 2f64.powf(t) * (4.0 * t).sqrt().tanh();
+        // One step by hand: t = 1, previous f = 0: delay = 2 tanh(2) / 1.4 * 2 s.
+        let (ns, next) = b.v2(1.0, 0.0);
+        assert!((next - 2.0 * 2f64.tanh()).abs() < 1e-12);
+        assert!((ns - next / 1.4 * 2e9).abs() < 1.0);
+        // The delays telescope: after n retries the total waited is
+        // f(t_n) * base / 1.4 with t_n in [n - 1, n), whatever the draws.
+        let mut rng = stream(5, Stream::Jitter);
+        for _ in 0..2_000 {
+            let (mut memory, mut total) = (0.0, 0.0);
+            for n in 1..=6u32 {
+                let (d, m) = b.delay(n, memory, &mut rng);
+                memory = m;
+                total += d.as_nanos_f64();
+                let (lo, hi) = (f(f64::from(n - 1)), f(f64::from(n)));
+                let scaled = total * 1.4 / 2e9;
+                // 1 ns of rounding per delay.
+                assert!(
+                    scaled >= lo - 1e-8 && scaled < hi + 1e-8,
+                    "retry {n}: {scaled}"
+                );
+            }
+        }
+        // f is increasing, so the median first delay is f(0.5) / 1.4 * base,
+        // about 0.9 * base: 20 000 draws put the sample median within 1%.
+        let mut firsts: Vec<f64> = (0..20_000)
+            .map(|_| b.delay(1, 0.0, &mut rng).0.as_nanos_f64())
+            .collect();
+        firsts.sort_by(f64::total_cmp);
+        let median = firsts[firsts.len() / 2];
+        let expected = f(0.5) / 1.4 * 2e9;
+        assert!(
+            (median - expected).abs() < 0.01 * expected,
+            "median {median}"
+        );
+        // The cap binds, and an overflowing exponent gives the cap.
+        let capped = Backoff { cap: ms(3000), ..b };
+        assert_eq!(capped.delay(4, f(2.5), &mut rng).0, ms(3000));
+        assert_eq!(capped.delay(5000, f(2.5), &mut rng).0, ms(3000));
+    }
+
+    #[test]
+    fn a_retry_after_hint_advances_only_the_v2_state() {
+        let mut a = stream(6, Stream::Jitter);
+        let mut b = stream(6, Stream::Jitter);
+        let hint = ms(700);
+        let dj = with(BackoffKind::DecorrelatedJitter);
+        assert_eq!(dj.memory_after_hint(2, hint, 1e8, &mut a), 7e8);
+        let v2 = with(BackoffKind::DecorrelatedJitterV2);
+        let after_hint = v2.memory_after_hint(2, hint, 1.0, &mut a);
+        assert_eq!(after_hint, v2.delay(2, 1.0, &mut b).1);
     }
 
     #[test]

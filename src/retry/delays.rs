@@ -2,7 +2,6 @@
 //! simulated retry sequences (decorrelated jitter depends on the previous
 //! delay, so whole sequences are drawn, not single delays).
 
-use crate::engine::SimDuration;
 use crate::engine::rng::{Stream, stream};
 use crate::retry::Backoff;
 
@@ -30,10 +29,10 @@ pub fn delay_distribution(
     let mut rng = stream(seed, Stream::Jitter);
     let mut by_retry: Vec<Vec<f64>> = vec![Vec::with_capacity(samples); retries as usize];
     for _ in 0..samples {
-        let mut previous = SimDuration::ZERO;
+        let mut memory = 0.0;
         for n in 1..=retries {
-            let d = backoff.delay(n, previous, &mut rng);
-            previous = d;
+            let (d, next) = backoff.delay(n, memory, &mut rng);
+            memory = next;
             by_retry[n as usize - 1].push(d.as_secs_f64());
         }
     }

@@ -73,18 +73,20 @@ pub struct Attempted {
     pub retries: u32,
     /// When the logical request's deadline passes (`SimTime::NEVER` if none).
     pub deadline_at: SimTime,
-    /// The delay before the previous retry (for decorrelated jitter).
-    pub previous_delay: SimDuration,
+    /// What the backoff remembered at the previous retry (see [`Backoff::delay`];
+    /// 0 before the first retry). [`RetryPolicy::decide`] updates it.
+    pub memory: f64,
 }
 
 impl RetryPolicy {
     /// Decides what follows `outcome` at `now`. `retry_after` is the server's hint.
+    /// On a retry, `state.memory` is what the backoff remembers for the next one.
     pub fn decide<R: Rng + ?Sized>(
         &self,
         backoff: &Backoff,
         outcome: Outcome,
         retry_after: Option<SimDuration>,
-        state: Attempted,
+        state: &mut Attempted,
         now: SimTime,
         rng: &mut R,
     ) -> Decision {
@@ -95,9 +97,17 @@ impl RetryPolicy {
             return Decision::GiveUp(GiveUp::RetriesExhausted);
         }
         let hinted = retry_after.filter(|ra| self.use_retry_after && *ra <= self.retry_after_max);
+        let n = state.retries + 1;
         let delay = match hinted {
-            Some(ra) => ra,
-            None => backoff.delay(state.retries + 1, state.previous_delay, rng),
+            Some(ra) => {
+                state.memory = backoff.memory_after_hint(n, ra, state.memory, rng);
+                ra
+            }
+            None => {
+                let (delay, memory) = backoff.delay(n, state.memory, rng);
+                state.memory = memory;
+                delay
+            }
         };
         if now + delay >= state.deadline_at {
             return Decision::GiveUp(GiveUp::DeadlineExceeded);
@@ -133,7 +143,7 @@ mod tests {
         Attempted {
             retries,
             deadline_at: SimTime::NEVER,
-            previous_delay: SimDuration::ZERO,
+            memory: 0.0,
         }
     }
 
@@ -148,7 +158,8 @@ mod tests {
             kind: BackoffKind::Exponential,
             ..Backoff::default()
         };
-        p.decide(&b, o, ra, s, now, &mut stream(1, Stream::Jitter))
+        let mut s = s;
+        p.decide(&b, o, ra, &mut s, now, &mut stream(1, Stream::Jitter))
     }
 
     #[test]

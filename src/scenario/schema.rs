@@ -279,6 +279,8 @@ pub enum BackoffFile {
     DecorrelatedJitter,
     /// Envoy's router back-off.
     Envoy,
+    /// Polly's DecorrelatedJitterBackoffV2.
+    DecorrelatedJitterV2,
 }
 
 /// `jitter`: `{ add = "100ms" }` or `{ low = 0.8, high = 1.2 }`.

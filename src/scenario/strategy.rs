@@ -316,6 +316,7 @@ fn backoff_kind(b: BackoffFile) -> BackoffKind {
         BackoffFile::EqualJitter => BackoffKind::EqualJitter,
         BackoffFile::DecorrelatedJitter => BackoffKind::DecorrelatedJitter,
         BackoffFile::Envoy => BackoffKind::Envoy,
+        BackoffFile::DecorrelatedJitterV2 => BackoffKind::DecorrelatedJitterV2,
     }
 }
 

@@ -32,7 +32,7 @@ impl<O: Observer> Sim<'_, O> {
         r.started = now;
         r.deadline_at = deadline_at;
         r.retries = 0;
-        r.previous_delay = SimDuration::ZERO;
+        r.backoff_memory = 0.0;
         r.charged = 0;
         r.bad = bad;
         if let Some(b) = &mut self.budget {
@@ -201,10 +201,10 @@ impl<O: Observer> Sim<'_, O> {
         retry_after: Option<SimDuration>,
     ) {
         let r = *self.slots.get(slot);
-        let state = Attempted {
+        let mut state = Attempted {
             retries: r.retries,
             deadline_at: r.deadline_at,
-            previous_delay: r.previous_delay,
+            memory: r.backoff_memory,
         };
         let s = self.strategy;
         if let Some(b) = &mut self.budget {
@@ -214,7 +214,7 @@ impl<O: Observer> Sim<'_, O> {
             &s.backoff,
             outcome,
             retry_after,
-            state,
+            &mut state,
             self.now,
             &mut self.rng.jitter,
         );
@@ -230,7 +230,7 @@ impl<O: Observer> Sim<'_, O> {
                 let r = self.slots.get(slot);
                 r.charged = charged;
                 r.retries += 1;
-                r.previous_delay = delay;
+                r.backoff_memory = state.memory;
                 if delay == SimDuration::ZERO {
                     self.send_attempt(slot);
                 } else {
