@@ -41,6 +41,8 @@ impl SimTime {
 impl SimDuration {
     /// No time at all.
     pub const ZERO: SimDuration = SimDuration(0);
+    /// Longer than any run: what "no limit" is, where a limit is a duration.
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
 
     /// A duration of `ms` milliseconds.
     pub const fn from_millis(ms: u64) -> SimDuration {
@@ -102,7 +104,9 @@ impl fmt::Display for SimDuration {
     /// Human units: `250ms`, `1.5s`, `40us`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0;
-        if ns == 0 {
+        if *self == SimDuration::MAX {
+            write!(f, "none")
+        } else if ns == 0 {
             write!(f, "0s")
         } else if ns % NANOS_PER_SEC == 0 {
             write!(f, "{}s", ns / NANOS_PER_SEC)

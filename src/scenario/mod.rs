@@ -4,6 +4,7 @@
 pub mod duration;
 pub mod error;
 pub mod locate;
+pub mod presets;
 pub mod schema;
 mod strategy;
 pub mod sweep;
@@ -67,6 +68,13 @@ impl Scenario {
             _ => std::borrow::Cow::Borrowed(&self.world),
         }
     }
+}
+
+/// The strategy preset `p` makes on its own: its table over the built-in
+/// defaults (an attempt timeout of 1 s, no breaker, no throttle).
+pub fn preset_strategy(p: &presets::Preset) -> Result<Strategy, ScenarioError> {
+    let file = Path::new(p.name);
+    validate::Checker::new(file, "").preset_strategy(p)
 }
 
 /// Reads and validates the scenario at `path`.

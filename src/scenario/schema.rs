@@ -295,6 +295,48 @@ pub struct JitterFile {
     pub high: Option<f64>,
 }
 
+/// `jitter`: "none" (to switch off jitter a lower layer set), or a [`JitterFile`].
+#[derive(Debug, Clone, Copy)]
+pub enum JitterValue {
+    /// No jitter.
+    None,
+    /// Additive or multiplicative jitter.
+    Table(JitterFile),
+}
+
+impl<'de> Deserialize<'de> for JitterValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = JitterValue;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(JITTER_HELP)
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<JitterValue, E> {
+                if v == "none" {
+                    Ok(JitterValue::None)
+                } else {
+                    Err(E::custom(format!("jitter is {JITTER_HELP}; got \"{v}\"")))
+                }
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<JitterValue, A::Error> {
+                JitterFile::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(JitterValue::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// What the error messages say a jitter looks like.
+pub const JITTER_HELP: &str = "\"none\", { add = \"100ms\" } (adds U(0, add)) or { low = 0.8, high = 1.2 } (multiplies by U(low, high))";
+
 /// A limit in time: a duration, or "none" (no limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DurationOrNone {
@@ -362,6 +404,9 @@ impl<'de> Deserialize<'de> for RetryLimit {
 pub struct RetryFile {
     /// Strategy name (strategies only).
     pub name: Option<String>,
+    /// A library's defaults to start from (see `super::presets`); this table's
+    /// own keys override them.
+    pub preset: Option<String>,
     /// Backoff formula.
     pub backoff: Option<BackoffFile>,
     /// First delay.
@@ -373,7 +418,7 @@ pub struct RetryFile {
     /// Exponent at the first retry: 0 (starting article) or 1 (AWS simulator).
     pub first_exponent: Option<u32>,
     /// Randomness on top of the backoff's delay.
-    pub jitter: Option<JitterFile>,
+    pub jitter: Option<JitterValue>,
     /// Retries after the first attempt, or "unlimited".
     pub max_retries: Option<RetryLimit>,
     /// Time limit of each attempt, or "none".

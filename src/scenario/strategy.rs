@@ -1,11 +1,17 @@
 //! Strategies: each `[[strategy]]` table laid over the `[retry]` defaults, over
 //! the built-in defaults, and checked; errors point at whichever table set the
-//! offending value.
+//! offending value. A table that names a `preset` sits on that preset's table:
+//! strategy keys, then the strategy's preset, then `[retry]`'s keys, then its
+//! preset, then the built-in defaults.
 
 use super::duration::DurationValue;
 use super::error::ScenarioError;
 use super::locate::KeyPath;
-use super::schema::{BackoffFile, BreakerFile, BudgetFile, DurationOrNone, JitterFile, RetryFile};
+use super::presets;
+use super::schema::{
+    BackoffFile, BreakerFile, BudgetFile, DurationOrNone, JITTER_HELP, JitterFile, JitterValue,
+    RetryFile,
+};
 use super::validate::Checker;
 use crate::engine::SimDuration;
 use crate::retry::{
@@ -32,6 +38,7 @@ impl Checker<'_> {
                 "no strategy to run: add at least one [[strategy]] table with a `name`, e.g.\n[[strategy]]\nname = \"full-jitter\"\nbackoff = \"full-jitter\"",
             ));
         }
+        let defaults_preset = self.preset(defaults, &KeyPath::key("retry").join("preset"))?;
         let mut out: Vec<Strategy> = Vec::with_capacity(list.len());
         for (i, s) in list.iter().enumerate() {
             let key = KeyPath::key("strategy").at(i);
@@ -48,16 +55,55 @@ impl Checker<'_> {
                     format!("two strategies are named \"{name}\"; names must be unique"),
                 );
             }
+            let top_preset = self.preset(s, &key.join("preset"))?;
             out.push(self.strategy(
                 name,
                 &Layers {
                     top: s,
+                    top_preset: top_preset.as_ref(),
                     defaults,
+                    defaults_preset: defaults_preset.as_ref(),
                     index: i,
                 },
             )?);
         }
         Ok(out)
+    }
+
+    /// The table of the preset `t` names, if any.
+    fn preset(&self, t: &RetryFile, key: &KeyPath) -> Checked<Option<RetryFile>> {
+        let Some(name) = &t.preset else {
+            return Ok(None);
+        };
+        match presets::find(name) {
+            Some(p) => Ok(Some(p.table())),
+            None => {
+                let valid: Vec<&str> = presets::PRESETS.iter().map(|p| p.name).collect();
+                self.err(
+                    key,
+                    format!(
+                        "unknown preset \"{name}\"; valid: {} (`sim presets` lists them)",
+                        valid.join(", ")
+                    ),
+                )
+            }
+        }
+    }
+
+    /// The strategy preset `p` makes on its own, over the built-in defaults.
+    pub(super) fn preset_strategy(&self, p: &presets::Preset) -> Checked<Strategy> {
+        let table = p.table();
+        let none = RetryFile::default();
+        self.strategy(
+            p.name.to_owned(),
+            &Layers {
+                top: &none,
+                top_preset: Some(&table),
+                defaults: &none,
+                defaults_preset: None,
+                index: 0,
+            },
+        )
     }
 
     fn strategy(&self, name: String, l: &Layers) -> Checked<Strategy> {
@@ -88,8 +134,8 @@ impl Checker<'_> {
             .unwrap_or((0, l.path("first_exponent")));
         self.ensure(first_exponent <= 1, &fkey, || format!("first_exponent must be 0 (first retry waits base) or 1 (waits base * multiplier, the AWS convention), got {first_exponent}"))?;
         let jitter = match l.get("jitter", |r| r.jitter) {
-            Some((j, key)) => self.jitter(j, &key)?,
-            None => Jitter::None,
+            Some((JitterValue::Table(j), key)) => self.jitter(j, &key)?,
+            Some((JitterValue::None, _)) | None => Jitter::None,
         };
         let timeout = self.limit(l.get("timeout", |r| r.timeout), p.timeout, "timeout")?;
         let deadline = self.limit(l.get("deadline", |r| r.deadline), p.deadline, "deadline")?;
@@ -153,16 +199,17 @@ impl Checker<'_> {
         match (j.add, j.low, j.high) {
             (Some(add), None, None) => Ok(Jitter::Add(add.0)),
             (None, Some(low), Some(high)) => {
-                let ok = low.is_finite() && high.is_finite() && 0.0 <= low && low <= high && high <= 100.0;
+                let ok = low.is_finite()
+                    && high.is_finite()
+                    && 0.0 <= low
+                    && low <= high
+                    && high <= 100.0;
                 self.ensure(ok, key, || {
                     format!("jitter factors need 0 <= low <= high <= 100, got low = {low}, high = {high}")
                 })?;
                 Ok(Jitter::Scale { low, high })
             }
-            _ => self.err(
-                key,
-                "jitter is { add = \"100ms\" } (adds U(0, add)) or { low = 0.8, high = 1.2 } (multiplies by U(low, high))",
-            ),
+            _ => self.err(key, format!("jitter is {JITTER_HELP}")),
         }
     }
 
@@ -320,20 +367,30 @@ fn backoff_kind(b: BackoffFile) -> BackoffKind {
     }
 }
 
-/// A strategy's table over the `[retry]` defaults.
+/// A strategy's table over its preset, over the `[retry]` defaults, over theirs.
 struct Layers<'a> {
     top: &'a RetryFile,
+    top_preset: Option<&'a RetryFile>,
     defaults: &'a RetryFile,
+    defaults_preset: Option<&'a RetryFile>,
     index: usize,
 }
 
 impl Layers<'_> {
-    /// The value of `field` and the path it came from: the strategy's own, else `[retry]`'s.
+    /// The value of `field` and the path it came from: the strategy's own, its
+    /// preset's, `[retry]`'s, or `[retry]`'s preset's. A value from a preset is
+    /// blamed on the `preset` key that brought it.
     fn get<T>(&self, field: &str, get: impl Fn(&RetryFile) -> Option<T>) -> Option<(T, KeyPath)> {
-        if let Some(v) = get(self.top) {
-            return Some((v, KeyPath::key("strategy").at(self.index).join(field)));
-        }
-        get(self.defaults).map(|v| (v, KeyPath::key("retry").join(field)))
+        let strategy = KeyPath::key("strategy").at(self.index);
+        let retry = KeyPath::key("retry");
+        [
+            (Some(self.top), strategy.join(field)),
+            (self.top_preset, strategy.join("preset")),
+            (Some(self.defaults), retry.join(field)),
+            (self.defaults_preset, retry.join("preset")),
+        ]
+        .into_iter()
+        .find_map(|(table, key)| table.and_then(&get).map(|v| (v, key)))
     }
 
     /// Where an error about a defaulted `field` should point: the strategy table.
@@ -344,6 +401,7 @@ impl Layers<'_> {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::SimDuration;
     use crate::retry::Jitter;
     use crate::scenario::parse;
 
@@ -382,5 +440,81 @@ mod tests {
             let e = parse(&src, std::path::Path::new("j.toml")).unwrap_err();
             assert_eq!(e.key.as_deref(), Some("retry.jitter"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_preset_sits_between_its_table_and_the_retry_defaults() {
+        let src = SMALL
+            .replace(
+                "cap = \"2s\"",
+                "cap = \"2s\"\ntimeout = \"300ms\"\njitter = { add = \"5ms\" }",
+            )
+            .replace(
+                "name = \"none\"\nbackoff = \"none\"",
+                "name = \"none\"\npreset = \"grpc\"\nmax_retries = 7",
+            );
+        let s = parse(&src, std::path::Path::new("p.toml")).unwrap_or_else(|e| panic!("{e}"));
+        let (grpc, plain) = (&s.strategies[0], &s.strategies[1]);
+        // The strategy's own key beats the preset's 3 retries; the preset's
+        // backoff beats [retry]'s base, cap and jitter; what the preset leaves to
+        // the scenario (the timeout) comes from [retry].
+        assert_eq!(grpc.policy.max_retries, 7);
+        assert_eq!(grpc.backoff.base, SimDuration::from_millis(100));
+        assert_eq!(grpc.backoff.cap, SimDuration::from_secs(1));
+        assert_eq!(
+            grpc.backoff.jitter,
+            Jitter::Scale {
+                low: 0.8,
+                high: 1.2
+            }
+        );
+        assert_eq!(grpc.policy.timeout, Some(SimDuration::from_millis(300)));
+        assert_eq!(
+            plain.backoff.jitter,
+            Jitter::Add(SimDuration::from_millis(5))
+        );
+    }
+
+    #[test]
+    fn a_retry_preset_applies_to_every_strategy_under_their_keys() {
+        let src = SMALL.replace("cap = \"2s\"", "cap = \"2s\"\npreset = \"polly\"");
+        let s = parse(&src, std::path::Path::new("p.toml")).unwrap_or_else(|e| panic!("{e}"));
+        // [retry]'s own base and cap beat its preset's 2 s constant delay.
+        for st in &s.strategies {
+            assert_eq!(st.policy.max_retries, 3, "{}", st.name);
+            assert_eq!(
+                st.backoff.base,
+                SimDuration::from_millis(100),
+                "{}",
+                st.name
+            );
+        }
+        assert_eq!(
+            s.strategies[1].backoff.kind,
+            crate::retry::BackoffKind::FullJitter
+        );
+    }
+
+    #[test]
+    fn an_unknown_preset_names_its_key_and_the_valid_ones() {
+        let src = SMALL.replace("backoff = \"none\"", "preset = \"grcp\"");
+        let e = parse(&src, std::path::Path::new("p.toml")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("strategy[0].preset"));
+        assert!(e.to_string().contains("valid: got, axios-retry"), "{e}");
+    }
+
+    #[test]
+    fn jitter_none_switches_off_a_lower_layers_jitter() {
+        let src = SMALL
+            .replace("cap = \"2s\"", "cap = \"2s\"\njitter = { add = \"100ms\" }")
+            .replace(
+                "backoff = \"none\"",
+                "backoff = \"none\"\njitter = \"none\"",
+            );
+        let s = parse(&src, std::path::Path::new("j.toml")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.strategies[0].backoff.jitter, Jitter::None);
+        let bad = SMALL.replace("cap = \"2s\"", "cap = \"2s\"\njitter = \"off\"");
+        let e = parse(&bad, std::path::Path::new("j.toml")).unwrap_err();
+        assert!(e.to_string().contains("\"none\""), "{e}");
     }
 }

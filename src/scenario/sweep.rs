@@ -481,9 +481,11 @@ fn unify(numbers: Vec<Number>) -> Result<Vec<Number>, String> {
 /// Sets `path` to `value` in the document, and in every `[[strategy]]` that
 /// overrides the part of the file the path is in, so the swept value is in force
 /// for every strategy: `retry.cap` also sets `cap` in each strategy that has its
-/// own `cap`; `server.workers` sets it in each strategy with its own `server`.
+/// own `cap` or a `preset`; `server.workers` sets it in each strategy with its
+/// own `server`.
 fn set(doc: &mut DocumentMut, path: &KeyPath, value: &Value) -> Result<(), String> {
     set_key(doc.as_table_mut(), false, &path.0, value)?;
+    let retry = matches!(path.0.first(), Some(Seg::Key(k)) if k == "retry");
     let within: &[Seg] = match path.0.first() {
         Some(Seg::Key(k)) if k == "retry" => &path.0[1..],
         Some(Seg::Key(k)) if k == "clients" || k == "server" => &path.0,
@@ -495,13 +497,15 @@ fn set(doc: &mut DocumentMut, path: &KeyPath, value: &Value) -> Result<(), Strin
     let Some(strategies) = doc.as_table_mut().get_mut("strategy") else {
         return Ok(());
     };
+    // A strategy's preset overrides `[retry]`, so it gets the value too.
+    let applies = |t: &dyn TableLike| t.contains_key(first) || (retry && t.contains_key("preset"));
     if let Some(tables) = strategies.as_array_of_tables_mut() {
-        for t in tables.iter_mut().filter(|t| t.contains_key(first)) {
+        for t in tables.iter_mut().filter(|t| applies(*t)) {
             set_key(t, false, within, value)?;
         }
     } else if let Some(list) = strategies.as_array_mut() {
         for t in list.iter_mut().filter_map(Value::as_inline_table_mut) {
-            if t.contains_key(first) {
+            if applies(t) {
                 set_key(t, true, within, value)?;
             }
         }
