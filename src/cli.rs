@@ -52,26 +52,32 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Print the distribution of each retry's delay under a backoff, and plot it.
+    /// Print the distribution of each retry's delay under a backoff, a preset or
+    /// a scenario's strategy, and plot it.
     Delays {
-        /// The backoff kind: none, constant, linear, exponential, full-jitter,
-        /// equal-jitter, decorrelated-jitter, envoy, decorrelated-jitter-v2.
-        kind: String,
-        /// First delay.
-        #[arg(long, default_value = "200ms")]
-        base: String,
-        /// Largest un-jittered delay.
-        #[arg(long, default_value = "10s")]
-        cap: String,
-        /// Growth factor.
-        #[arg(long, default_value_t = 2.0)]
-        multiplier: f64,
-        /// Exponent at the first retry: 0 (waits base) or 1 (the AWS convention).
-        #[arg(long, default_value_t = 0)]
-        first_exponent: u32,
-        /// Retries to show.
-        #[arg(long, default_value_t = 5)]
-        retries: u32,
+        /// A preset (see `sim presets`), a backoff kind (none, constant, linear,
+        /// exponential, full-jitter, equal-jitter, decorrelated-jitter, envoy,
+        /// decorrelated-jitter-v2), or with --scenario a strategy of that file.
+        what: String,
+        /// Read the strategy named WHAT from this scenario file.
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        /// First delay, for a backoff kind [default: 200ms].
+        #[arg(long)]
+        base: Option<String>,
+        /// Largest un-jittered delay, for a backoff kind [default: 10s].
+        #[arg(long)]
+        cap: Option<String>,
+        /// Growth factor, for a backoff kind [default: 2].
+        #[arg(long)]
+        multiplier: Option<f64>,
+        /// Exponent at the first retry, for a backoff kind: 0 (waits base, the
+        /// default) or 1 (the AWS convention).
+        #[arg(long)]
+        first_exponent: Option<u32>,
+        /// Retries to show [default: the strategy's limit up to 8; 5 for a kind].
+        #[arg(long)]
+        retries: Option<u32>,
         /// Retry sequences drawn.
         #[arg(long, default_value_t = 10_000)]
         samples: usize,
@@ -82,6 +88,8 @@ pub enum Command {
         #[arg(long)]
         plot: Option<PathBuf>,
     },
+    /// List the library presets: limits, retried outcomes, delays and sources.
+    Presets,
     /// Check a scenario file without running it.
     Validate {
         /// The scenario file (TOML).

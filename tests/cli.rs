@@ -415,3 +415,75 @@ fn delays_prints_each_retry_and_draws_on_request() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn presets_lists_every_preset_with_its_delays_and_source() {
+    let out = sim().arg("presets").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for name in [
+        "got",
+        "axios-retry",
+        "axios-retry-exponential",
+        "cockatiel",
+        "polly",
+        "polly-jitter",
+        "grpc",
+        "grpc-full-jitter",
+        "grpc-connection",
+        "aws-sdk-standard",
+        "aws-sdk-legacy",
+        "backoff-crate",
+        "backon",
+        "tokio-retry",
+        "resilience4j",
+        "envoy",
+    ] {
+        assert!(
+            text.contains(&format!("\n{name}: ")) || text.starts_with(&format!("{name}: ")),
+            "{name} missing"
+        );
+    }
+    // Deterministic schedules print their exact delays.
+    assert!(
+        text.contains("delays, median [range]: 1.00s, 2.00s, 4.00s"),
+        "{text}"
+    );
+    assert_eq!(text.matches("  source: http").count(), 17);
+}
+
+#[test]
+fn delays_takes_a_preset_or_a_scenarios_strategy() {
+    let out = sim()
+        .args(["delays", "polly-exponential"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // Polly's exponential default: 2, 4, 8 s, and its limit of 3 retries.
+    let rows: Vec<&str> = text.lines().skip(3).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows[2].contains("8000.0ms"), "{text}");
+    let out = sim()
+        .args([
+            "delays",
+            "exponential",
+            "--scenario",
+            "tests/fixtures/small.toml",
+        ])
+        .assert();
+    let out = out.code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("its strategies: none, full-jitter"), "{err}");
+    sim()
+        .args([
+            "delays",
+            "full-jitter",
+            "--scenario",
+            "tests/fixtures/small.toml",
+        ])
+        .assert()
+        .success();
+    sim()
+        .args(["delays", "grpc", "--cap", "1s"])
+        .assert()
+        .code(2);
+}

@@ -12,9 +12,6 @@ use crate::metrics::{Report, StrategyReport, summarize};
 use crate::model;
 use crate::output::write_atomic;
 use crate::plot;
-use crate::retry::delays::delay_distribution;
-use crate::retry::{Backoff, BackoffKind};
-use crate::scenario::duration::parse_duration;
 use crate::scenario::{self, Scenario};
 use crate::sweep::shard::ShardSpec;
 
@@ -27,6 +24,7 @@ macro_rules! say {
     }};
 }
 
+mod delays;
 mod sweep_run;
 
 use sweep_run::{merge, run_sweep};
@@ -95,7 +93,8 @@ pub fn main(cli: Cli) -> Result<()> {
         }),
         Command::Validate { scenario } => validate(&scenario),
         Command::Delays {
-            kind,
+            what,
+            scenario,
             base,
             cap,
             multiplier,
@@ -104,16 +103,19 @@ pub fn main(cli: Cli) -> Result<()> {
             samples,
             seed,
             plot,
-        } => {
-            let backoff = delays_backoff(&kind, &base, &cap, multiplier, first_exponent)?;
-            if samples == 0 || retries == 0 || retries > 1000 {
-                return Err(InputError(
-                    "--samples must be positive and --retries from 1 to 1000".into(),
-                )
-                .into());
-            }
-            delays(&kind, &backoff, retries, samples, seed, plot.as_deref())
-        }
+        } => delays::delays(&delays::DelaysOptions {
+            what,
+            scenario,
+            base,
+            cap,
+            multiplier,
+            first_exponent,
+            retries,
+            samples,
+            seed,
+            plot,
+        }),
+        Command::Presets => delays::presets(),
     }
 }
 
@@ -121,106 +123,6 @@ pub fn main(cli: Cli) -> Result<()> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct InputError(pub String);
-
-fn delays_backoff(
-    kind: &str,
-    base: &str,
-    cap: &str,
-    multiplier: f64,
-    first_exponent: u32,
-) -> Result<Backoff> {
-    let Some(kind) = BackoffKind::from_name(kind) else {
-        let valid: Vec<&str> = BackoffKind::NAMES.iter().map(|(n, _)| *n).collect();
-        return Err(InputError(format!(
-            "unknown backoff \"{kind}\"; valid: {}",
-            valid.join(", ")
-        ))
-        .into());
-    };
-    let base = parse_duration(base).map_err(|e| InputError(format!("--base: {e}")))?;
-    let cap = parse_duration(cap).map_err(|e| InputError(format!("--cap: {e}")))?;
-    if cap < base {
-        return Err(InputError(format!("--cap ({cap}) must be at least --base ({base})")).into());
-    }
-    if !(multiplier.is_finite() && multiplier >= 1.0) || first_exponent > 1 {
-        return Err(
-            InputError("--multiplier must be >= 1 and --first-exponent 0 or 1".into()).into(),
-        );
-    }
-    Ok(Backoff {
-        kind,
-        base,
-        cap,
-        multiplier,
-        first_exponent,
-        jitter: crate::retry::Jitter::None,
-    })
-}
-
-/// `sim delays`.
-fn delays(
-    name: &str,
-    b: &Backoff,
-    retries: u32,
-    samples: usize,
-    seed: u64,
-    plot: Option<&Path>,
-) -> Result<()> {
-    let table = delay_distribution(b, retries, samples, seed);
-    say!(
-        "{name}: base {}, cap {}, multiplier {}, first exponent {}; {samples} sequences, seed {seed}",
-        b.base,
-        b.cap,
-        b.multiplier,
-        b.first_exponent
-    );
-    say!(
-        "{:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "retry",
-        "min",
-        "p5",
-        "p25",
-        "p50",
-        "p75",
-        "p95",
-        "max",
-        "mean"
-    );
-    for r in &table {
-        let q = r.quantiles.map(|v| format!("{:.1}ms", v * 1000.0));
-        say!(
-            "{:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-            r.retry,
-            q[0],
-            q[1],
-            q[2],
-            q[3],
-            q[4],
-            q[5],
-            q[6],
-            format!("{:.1}ms", r.mean * 1000.0)
-        );
-    }
-    if let Some(path) = plot {
-        let title = format!("Delay before each retry: {name}");
-        let sub = format!(
-            "base {}, cap {}, x{}; box 25-75%, line median, whiskers 5-95%, dots min and max",
-            b.base, b.cap, b.multiplier
-        );
-        let bytes = plot::delays::render(&title, &sub, &table)?;
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let file = path
-            .file_name()
-            .and_then(|f| f.to_str())
-            .ok_or_else(|| InputError(format!("--plot {}: not a file name", path.display())))?;
-        let written = write_atomic(dir, file, &bytes)?;
-        say!("wrote {}", written.display());
-    }
-    Ok(())
-}
 
 /// `sim validate`.
 fn validate(path: &Path) -> Result<()> {

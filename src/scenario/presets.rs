@@ -90,7 +90,7 @@ pub const PRESETS: [Preset; 17] = [
         name: "polly-jitter",
         library: "Polly 8 (.NET), BackoffType = Exponential, UseJitter = true",
         source: "https://www.pollydocs.org/strategies/retry.html",
-        notes: "DecorrelatedJitterBackoffV2 with a median first delay near 2 s (Polly.Contrib.WaitAndRetry's formula)",
+        notes: "DecorrelatedJitterBackoffV2 (Polly.Contrib.WaitAndRetry's formula) scaled by Delay = 2 s: its median first delay is f(0.5) / 1.4 * 2 s = 1.79 s",
         table: polly_jitter,
     },
     Preset {
