@@ -602,6 +602,17 @@ mod tests {
     }
 
     #[test]
+    fn strategies_with_a_preset_get_a_swept_retry_value() {
+        let src = "[retry]\ncap = \"1s\"\n[[strategy]]\nname = \"a\"\n[[strategy]]\nname = \"g\"\npreset = \"grpc\"\n";
+        let out = set_text(src, "retry.cap", Value::from("7s")).unwrap();
+        let t: toml::Table = toml::from_str(&out).unwrap();
+        let s = t["strategy"].as_array().unwrap();
+        assert!(s[0].get("cap").is_none(), "a inherits [retry]");
+        // The preset's own cap would beat [retry]'s: the swept value goes on top.
+        assert_eq!(s[1]["cap"].as_str(), Some("7s"));
+    }
+
+    #[test]
     fn strategies_that_override_the_key_get_the_swept_value_too() {
         let src = "[retry]\ncap = \"1s\"\n[[strategy]]\nname = \"a\"\n[[strategy]]\nname = \"b\"\ncap = \"2s\"\n\
                    [[strategy]]\nname = \"c\"\nserver = { workers = 2 }\n";
