@@ -285,7 +285,7 @@ fn secs(v: f64) -> String {
 }
 
 /// One line on a backoff: kind, base, cap, multiplier, jitter.
-pub fn describe_backoff(b: &Backoff) -> String {
+fn describe_backoff(b: &Backoff) -> String {
     let jitter = match b.jitter {
         Jitter::None => String::new(),
         Jitter::Add(max) => format!(", plus U(0, {max})"),
