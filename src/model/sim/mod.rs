@@ -29,6 +29,9 @@ pub struct RunResult {
     pub totals: Totals,
     /// Logical requests still in progress at the end, counted from client state.
     pub in_flight_at_end: u64,
+    /// The most events pending in the queue at any bucket boundary: what the
+    /// queue's memory follows. It depends on the clients, not on the run's length.
+    pub peak_pending: usize,
 }
 
 /// Runs `strategy` on `world` with `seed`, recording in buckets of `bucket`.
@@ -46,7 +49,7 @@ pub fn run_observed<O: Observer>(
 ) -> RunResult {
     let mut sim = Sim::new(world, strategy, seed, bucket, observer);
     sim.schedule_start();
-    sim.run_loop();
+    let peak_pending = sim.run_loop(bucket);
     let in_flight_at_end = sim.slots.count_in_progress();
     let (buckets, latency, totals) = sim.rec.finish();
     RunResult {
@@ -54,6 +57,7 @@ pub fn run_observed<O: Observer>(
         latency,
         totals,
         in_flight_at_end,
+        peak_pending,
     }
 }
 
@@ -171,11 +175,19 @@ impl<'a, O: Observer> Sim<'a, O> {
         }
     }
 
-    fn run_loop(&mut self) {
+    /// Runs to the end; returns the most events pending at a boundary of the
+    /// buckets of width `bucket` (looked at once a bucket, so it costs nothing).
+    fn run_loop(&mut self, bucket: SimDuration) -> usize {
         let end = SimTime::ZERO + self.world.duration;
+        let mut peak_pending = self.queue.len();
+        let mut next_look = SimTime::ZERO + bucket;
         while let Some((t, ev)) = self.queue.pop() {
             if t >= end {
                 break;
+            }
+            if t >= next_look {
+                peak_pending = peak_pending.max(self.queue.len() + 1);
+                next_look = t + bucket;
             }
             self.now = t;
             self.rec.advance(t);
@@ -202,6 +214,7 @@ impl<'a, O: Observer> Sim<'a, O> {
             }
         }
         self.now = end;
+        peak_pending
     }
 
     fn schedule_arrival(&mut self) {
