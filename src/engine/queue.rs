@@ -2,10 +2,11 @@
 //! sequence):
 //! - a *near* binary heap for events due within a horizon (network hops, service
 //!   completions): the busy lane, kept small so its operations stay cheap;
-//! - a *far* lane for the rest (think times, backoff delays): a wheel of unsorted
-//!   buckets (a one-rung calendar queue, after Brown, "Calendar queues", CACM 31(10),
-//!   1988) whose next bucket is moved into the near heap when the clock reaches it,
-//!   and a heap for events beyond the wheel's span;
+//! - a *far* lane for the rest (think times, backoff delays): a binary heap, which
+//!   turns into a wheel of unsorted buckets once it outgrows the cache (a one-rung
+//!   calendar queue, after Brown, "Calendar queues", CACM 31(10), 1988): the next
+//!   bucket is moved into the near heap when the clock reaches it, and the heap
+//!   keeps only the events beyond the wheel's span;
 //! - a FIFO for events pushed in time order (fixed-length timers).
 //!
 //! Equal times come out in insertion order whichever lane holds them, because the
@@ -430,8 +431,8 @@ mod tests {
     }
 
     /// Drives a queue and a sorted reference with the same random pushes and pops;
-    /// `delay` draws how far ahead of the clock each push is.
-    /// The wheel turns on once the far heap holds more than `wheel_from` events.
+    /// `delay` draws how far ahead of the clock each push is, and the wheel turns
+    /// on once the far heap holds more than `wheel_from` events.
     fn agrees_with_a_reference(
         horizon: u64,
         wheel_from: usize,
