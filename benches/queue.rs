@@ -7,8 +7,8 @@
 //! hop back, plus a 1 s timeout pushed in time order when the attempt goes out and
 //! popped, stale, after the answer. That is five pops and five pushes a request, as
 //! in the engine. The delays are drawn beforehand, so only the queue is timed.
-//! With 1000 clients (the scenario's) the far lane stays a heap; with 100 000 it
-//! outgrows the cache and the queue turns its wheel on.
+//! Both far lanes are timed, at 1000 clients (the scenario's; the engine uses the
+//! heap) and at 100 000 (the heap outgrows the cache; the engine uses the wheel).
 //!
 //! `cargo bench --bench queue`; "Melem/s" reads million events (pop + push) per
 //! second.
@@ -60,8 +60,8 @@ impl Delays {
 
 /// Runs `EVENTS` pops for `clients` clients, each pop followed by the pushes its
 /// stage makes.
-fn hold(delays: &Delays, clients: u32) -> u64 {
-    let mut q = EventQueue::with_horizon(SimDuration::from_millis(40));
+fn hold<const WHEEL: bool>(delays: &Delays, clients: u32) -> u64 {
+    let mut q = EventQueue::<_, WHEEL>::with_horizon(SimDuration::from_millis(40));
     for c in 0..clients {
         let at = SimTime(delays.think[c as usize % TABLE]);
         q.push(at, (c, Stage::Think));
@@ -97,8 +97,11 @@ fn queue(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(EVENTS));
     for clients in [1_000, 100_000] {
-        group.bench_function(format!("{clients}-clients"), |b| {
-            b.iter(|| hold(black_box(&delays), clients))
+        group.bench_function(format!("{clients}-clients/heap"), |b| {
+            b.iter(|| hold::<false>(black_box(&delays), clients))
+        });
+        group.bench_function(format!("{clients}-clients/wheel"), |b| {
+            b.iter(|| hold::<true>(black_box(&delays), clients))
         });
     }
     group.finish();

@@ -2,11 +2,11 @@
 //! sequence):
 //! - a *near* binary heap for events due within a horizon (network hops, service
 //!   completions): the busy lane, kept small so its operations stay cheap;
-//! - a *far* lane for the rest (think times, backoff delays): a binary heap, which
-//!   turns into a wheel of unsorted buckets once it outgrows the cache (a one-rung
-//!   calendar queue, after Brown, "Calendar queues", CACM 31(10), 1988): the next
-//!   bucket is moved into the near heap when the clock reaches it, and the heap
-//!   keeps only the events beyond the wheel's span;
+//! - a *far* lane for the rest (think times, backoff delays): a binary heap or,
+//!   in an `EventQueue<E, true>`, a wheel of unsorted buckets (a one-rung calendar
+//!   queue, after Brown, "Calendar queues", CACM 31(10), 1988) whose next bucket is
+//!   moved into the near heap when the clock reaches it, the heap keeping only the
+//!   events beyond the wheel's span;
 //! - a FIFO for events pushed in time order (fixed-length timers).
 //!
 //! Equal times come out in insertion order whichever lane holds them, because the
@@ -18,7 +18,9 @@
 //! Why a wheel: with a heap as the far lane every think time is popped from a heap
 //! with an entry per client. At 1000 clients that heap fits in cache and costs
 //! little; at 100 000 clients it no longer does, and the wheel made the whole run
-//! 1.5 times faster (README, "Speed").
+//! 1.5 times faster (README, "Speed"). Which far lane a queue has is a type
+//! parameter rather than a run-time switch: the run loop is compiled once for
+//! each, and the heap's stays exactly as lean as it was without the wheel.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -53,14 +55,15 @@ impl<E> Ord for Entry<E> {
 /// the overflow heap.
 const WHEEL_BUCKETS: usize = 2048;
 
-/// Far events the heap holds before the wheel takes over: 16384 entries of 32
+/// Far events pending above which a wheel beats a heap: 16384 entries of 32
 /// bytes are 512 KiB, about a core's L2 cache. Below it the heap is the faster
-/// (1000 clients: runs took 2% to 5% longer with the wheel always on), above it
-/// the slower (100 000 clients: runs took 1.5 times as long with the heap).
-const WHEEL_FROM: usize = 1 << 14;
+/// (1000 clients: runs took 2% to 5% longer with the wheel), above it the slower
+/// (100 000 clients: runs took 1.5 times as long with the heap).
+pub const WHEEL_ABOVE: usize = 1 << 14;
 
-/// A priority queue of events ordered by time, ties broken by insertion order.
-pub struct EventQueue<E> {
+/// A priority queue of events ordered by time, ties broken by insertion order;
+/// `WHEEL` chooses the far lane (see the module's documentation).
+pub struct EventQueue<E, const WHEEL: bool = false> {
     near: BinaryHeap<Reverse<Entry<E>>>,
     fifo: VecDeque<Entry<E>>,
     far: Wheel<E>,
@@ -71,52 +74,41 @@ pub struct EventQueue<E> {
     now: u64,
 }
 
-/// The far lane. It starts as a plain heap (`overflow`), merged on pop with the
-/// other lanes. Once that heap holds more than [`WHEEL_FROM`] entries, the wheel
-/// turns on for good: unsorted buckets of `2^shift` ns each, a window of
-/// [`WHEEL_BUCKETS`] of them from `start`, and the heap only for events beyond the
-/// window. Nothing in the buckets is sorted: a bucket is moved into the near heap,
-/// whole, when the clock reaches it, so a far event costs a `Vec` push and a push
-/// and pop on the small near heap instead of a pop from a heap with an entry per
-/// client.
+/// The far lane. Without the wheel (no buckets) it is the plain heap
+/// `overflow`, merged on pop with the other lanes. With it: unsorted buckets of
+/// `2^shift` ns each, a window of [`WHEEL_BUCKETS`] of them from `start`, and the
+/// heap only for events beyond the window. Nothing in the buckets is sorted: a
+/// bucket is moved into the near heap, whole, when the clock reaches it, so a far
+/// event costs a `Vec` push and a push and pop on the small near heap instead of
+/// a pop from a heap with an entry per client.
 struct Wheel<E> {
-    /// Empty until the wheel turns on.
+    /// Empty without the wheel.
     buckets: Vec<Vec<Entry<E>>>,
     /// Entries in the buckets (not counting the overflow).
     len: usize,
     /// Every entry in the buckets and the overflow is due at or after `start`, a
-    /// multiple of the bucket width. Zero while the wheel is off.
+    /// multiple of the bucket width. Zero without the wheel.
     start: u64,
     shift: u32,
     overflow: BinaryHeap<Reverse<Entry<E>>>,
-    /// Size of the heap that turns the wheel on ([`WHEEL_FROM`]; tests lower it).
-    turn_on_above: usize,
 }
 
 impl<E> Wheel<E> {
-    fn new(shift: u32) -> Self {
+    fn new(shift: u32, with_buckets: bool) -> Self {
+        let buckets = if with_buckets {
+            std::iter::repeat_with(Vec::new)
+                .take(WHEEL_BUCKETS)
+                .collect()
+        } else {
+            Vec::new()
+        };
         Wheel {
-            buckets: Vec::new(),
+            buckets,
             len: 0,
             start: 0,
             shift,
             overflow: BinaryHeap::new(),
-            turn_on_above: WHEEL_FROM,
         }
-    }
-
-    fn is_on(&self) -> bool {
-        !self.buckets.is_empty()
-    }
-
-    /// Turns the wheel on at time `now` (no event is due earlier).
-    #[cold]
-    fn turn_on(&mut self, now: u64) {
-        self.buckets = std::iter::repeat_with(Vec::new)
-            .take(WHEEL_BUCKETS)
-            .collect();
-        self.start = now >> self.shift << self.shift;
-        self.refill();
     }
 
     /// The end of the window of the buckets (exclusive).
@@ -129,22 +121,8 @@ impl<E> Wheel<E> {
         ((at >> self.shift) as usize) & (WHEEL_BUCKETS - 1)
     }
 
-    /// Files an entry due at `at >= start`; `now` is the clock.
-    #[inline]
-    fn push(&mut self, at: u64, entry: Entry<E>, now: u64) {
-        if self.is_on() {
-            self.push_on(at, entry);
-        } else {
-            self.overflow.push(Reverse(entry));
-            if self.overflow.len() > self.turn_on_above {
-                self.turn_on(now);
-            }
-        }
-    }
-
-    /// [`Wheel::push`] once the wheel is on.
-    #[inline(never)]
-    fn push_on(&mut self, at: u64, entry: Entry<E>) {
+    /// Files an entry due at `at >= start` in the wheel.
+    fn push(&mut self, at: u64, entry: Entry<E>) {
         if at < self.window_end() {
             let i = self.index(at);
             self.buckets[i].push(entry);
@@ -225,13 +203,13 @@ impl<E> Wheel<E> {
     }
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E, const WHEEL: bool> Default for EventQueue<E, WHEEL> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
     /// An empty queue whose near lane takes everything.
     pub fn new() -> Self {
         Self::with_horizon(SimDuration(u64::MAX))
@@ -246,7 +224,7 @@ impl<E> EventQueue<E> {
         EventQueue {
             near: BinaryHeap::new(),
             fifo: VecDeque::new(),
-            far: Wheel::new(shift),
+            far: Wheel::new(shift, WHEEL),
             next_seq: 0,
             horizon: horizon.0,
             now: 0,
@@ -255,21 +233,22 @@ impl<E> EventQueue<E> {
 
     #[inline]
     fn heap_push(&mut self, at: SimTime, entry: Entry<E>) {
-        if at.0.saturating_sub(self.now) < self.horizon {
+        if WHEEL {
+            self.push_with_wheel(at.0, entry);
+        } else if at.0.saturating_sub(self.now) < self.horizon {
             self.near.push(Reverse(entry));
         } else {
-            self.push_far(at.0, entry);
+            self.far.overflow.push(Reverse(entry));
         }
     }
 
-    /// Out of line: the pushes are inlined in every handler, and a short one
-    /// leaves the compiler room to inline the handlers into the run loop.
-    #[inline(never)]
-    fn push_far(&mut self, at: u64, entry: Entry<E>) {
-        if at < self.far.start {
+    /// [`EventQueue::heap_push`] with the wheel: events due before its window
+    /// starts go to the near heap, whatever the horizon says.
+    fn push_with_wheel(&mut self, at: u64, entry: Entry<E>) {
+        if at.saturating_sub(self.now) < self.horizon || at < self.far.start {
             self.near.push(Reverse(entry));
         } else {
-            self.far.push(at, entry, self.now);
+            self.far.push(at, entry);
         }
     }
 
@@ -301,7 +280,7 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event with its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if self.far.is_on() {
+        if WHEEL {
             return self.pop_with_wheel();
         }
         const NONE: u128 = u128::MAX;
@@ -321,9 +300,7 @@ impl<E> EventQueue<E> {
         Some((SimTime(self.now), entry.event))
     }
 
-    /// [`EventQueue::pop`] once the wheel is on. Out of line, so that the pop of
-    /// the common case stays small enough to inline.
-    #[inline(never)]
+    /// [`EventQueue::pop`] with the wheel.
     fn pop_with_wheel(&mut self) -> Option<(SimTime, E)> {
         loop {
             let fifo = self.fifo.front().map_or(u128::MAX, |e| e.key);
@@ -430,20 +407,21 @@ mod tests {
         assert!(orders[0].windows(2).all(|w| w[0].0 <= w[1].0));
     }
 
+    fn drain_wheel(q: &mut EventQueue<u32, true>) -> Vec<(u64, u32)> {
+        std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect()
+    }
+
     /// Drives a queue and a sorted reference with the same random pushes and pops;
-    /// `delay` draws how far ahead of the clock each push is, and the wheel turns
-    /// on once the far heap holds more than `wheel_from` events.
-    fn agrees_with_a_reference(
+    /// `delay` draws how far ahead of the clock each push is.
+    fn agrees_with_a_reference<const WHEEL: bool>(
         horizon: u64,
-        wheel_from: usize,
         seed: u64,
         delay: impl Fn(&mut rand_chacha::ChaCha8Rng) -> u64,
     ) {
         use rand::{RngExt, SeedableRng};
         use std::collections::BTreeMap;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut q = EventQueue::with_horizon(SimDuration(horizon));
-        q.far.turn_on_above = wheel_from;
+        let mut q = EventQueue::<u32, WHEEL>::with_horizon(SimDuration(horizon));
         let mut reference = BTreeMap::new();
         let (mut now, mut seq) = (0u64, 0u32);
         for _ in 0..30_000 {
@@ -466,28 +444,27 @@ mod tests {
             }
             assert_eq!(q.len(), reference.len());
         }
-        assert_eq!(q.far.is_on(), wheel_from < 1_000);
         let rest: Vec<(u64, u32)> = reference.into_keys().collect();
-        assert_eq!(drain(&mut q), rest);
+        let left: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(left, rest);
     }
 
     #[test]
-    fn the_wheel_keeps_the_order_of_near_far_and_overflowing_events() {
+    fn both_far_lanes_keep_the_order_of_near_far_and_overflowing_events() {
         use rand::RngExt;
         // Horizon 8 us: 1 us buckets, a 2 ms span. Delays from 0 to 10 ms cover the
         // near heap, the buckets, the overflow heap and jumps over empty stretches.
-        // The wheel is on from the start, from its 200th event, or never. A
-        // horizon shorter than the narrowest bucket (1 us) puts far events in the
+        // A horizon shorter than the narrowest bucket (1 us) puts far events in the
         // bucket of the clock itself.
-        for (horizon, wheel_from) in [(8_000, 0), (8_000, 200), (8_000, usize::MAX), (500, 200)] {
-            agrees_with_a_reference(horizon, wheel_from, 2, |rng| {
-                match rng.random_range(0..4) {
-                    0 => rng.random_range(0..8_000),
-                    1 => rng.random_range(0..2_000_000),
-                    2 => rng.random_range(0..10_000_000),
-                    _ => 1_000 * rng.random_range(0..3), // ties
-                }
-            });
+        let delay = |rng: &mut rand_chacha::ChaCha8Rng| match rng.random_range(0..4) {
+            0 => rng.random_range(0..8_000),
+            1 => rng.random_range(0..2_000_000),
+            2 => rng.random_range(0..10_000_000),
+            _ => 1_000 * rng.random_range(0..3), // ties
+        };
+        for horizon in [8_000, 500] {
+            agrees_with_a_reference::<true>(horizon, 2, delay);
+            agrees_with_a_reference::<false>(horizon, 2, delay);
         }
     }
 
@@ -495,11 +472,9 @@ mod tests {
     fn the_wheel_keeps_the_order_of_sparse_events() {
         use rand::RngExt;
         // Few events, mostly far beyond the span: the wheel is empty and jumps.
-        for wheel_from in [0, 50] {
-            agrees_with_a_reference(50_000, wheel_from, 3, |rng| {
-                rng.random_range(0..1_000_000_000) * rng.random_range(0..2)
-            });
-        }
+        agrees_with_a_reference::<true>(50_000, 3, |rng| {
+            rng.random_range(0..1_000_000_000) * rng.random_range(0..2)
+        });
     }
 
     #[test]
@@ -507,51 +482,41 @@ mod tests {
         use rand::RngExt;
         // Saturated times (a "never" computed as now + a huge delay) pile up at
         // u64::MAX, where the wheel's window cannot reach.
-        for wheel_from in [0, usize::MAX] {
-            agrees_with_a_reference(8_000, wheel_from, 4, |rng| match rng.random_range(0..3) {
-                0 => u64::MAX,
-                1 => u64::MAX - rng.random_range(0..5_000_000),
-                _ => rng.random_range(0..1_000_000),
-            });
-        }
+        let delay = |rng: &mut rand_chacha::ChaCha8Rng| match rng.random_range(0..3) {
+            0 => u64::MAX,
+            1 => u64::MAX - rng.random_range(0..5_000_000),
+            _ => rng.random_range(0..1_000_000),
+        };
+        agrees_with_a_reference::<true>(8_000, 4, delay);
+        agrees_with_a_reference::<false>(8_000, 4, delay);
     }
 
     #[test]
-    fn the_wheel_turns_on_when_the_far_heap_outgrows_the_cache() {
-        let mut q = EventQueue::with_horizon(SimDuration(8_000));
-        for i in 0..=WHEEL_FROM as u32 {
-            assert!(!q.far.is_on());
-            q.push(SimTime(1_000_000 + u64::from(i)), i);
-        }
-        assert!(q.far.is_on());
-        assert_eq!(drain(&mut q).len(), WHEEL_FROM + 1);
-    }
-
-    #[test]
-    fn turning_the_wheel_on_files_what_the_heap_held() {
-        // Horizon 500 ns, so 1 us buckets: 600 and 700 fall in the clock's own
-        // bucket, 5000 four buckets on. The third push turns the wheel on.
-        let mut q = EventQueue::with_horizon(SimDuration(500));
-        q.far.turn_on_above = 2;
+    fn far_events_in_the_clocks_own_bucket_come_out_in_order() {
+        // Horizon 500 ns, so 1 us buckets: at time 0, 600 and 700 are far but in
+        // the clock's own bucket, 5000 four buckets on.
+        let mut q = EventQueue::<u32, true>::with_horizon(SimDuration(500));
         for at in [5_000, 600, 700] {
             q.push(SimTime(at), at as u32);
         }
-        assert!(q.far.is_on());
-        assert_eq!(drain(&mut q), vec![(600, 600), (700, 700), (5_000, 5_000)]);
+        assert_eq!(q.far.len, 3, "all three wait in buckets");
+        assert_eq!(
+            drain_wheel(&mut q),
+            vec![(600, 600), (700, 700), (5_000, 5_000)]
+        );
     }
 
     #[test]
     fn buckets_give_back_their_memory() {
         // A burst of far events fills one bucket; once it is drained, the bucket
         // keeps only a small buffer.
-        let mut q = EventQueue::with_horizon(SimDuration(8_000));
-        q.far.turn_on_above = 0;
+        let mut q = EventQueue::<u32, true>::with_horizon(SimDuration(8_000));
         for i in 0..10_000 {
             q.push(SimTime(1_000_000), i);
         }
         assert_eq!(q.pop(), Some((SimTime(1_000_000), 0)));
         assert!(q.far.buckets.iter().all(|b| b.capacity() <= 16));
-        assert_eq!(drain(&mut q).len(), 9_999);
+        assert_eq!(drain_wheel(&mut q).len(), 9_999);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::retry::breaker::Verdict;
 use crate::retry::policy::Attempted;
 use crate::retry::{Decision, GiveUp, Outcome};
 
-impl<O: Observer> Sim<'_, O> {
+impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn set_in_flight(&mut self, delta: i64) {
         let n = self.slots.add_active(delta);
         self.rec.set(Gauge::InFlight, self.now, n);

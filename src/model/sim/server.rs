@@ -9,7 +9,7 @@ use crate::model::server::{Admission, Job, Rejection};
 use crate::model::{Observer, OutageKind};
 use crate::retry::Outcome;
 
-impl<O: Observer> Sim<'_, O> {
+impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn on_at_server(&mut self, ev: Event) {
         // A client that gave up on this attempt in transit: the server cannot tell,
         // so it still does the work, which is then wasted.
