@@ -66,7 +66,7 @@ pub const WHEEL_ABOVE: usize = 1 << 14;
 pub struct EventQueue<E, const WHEEL: bool = false> {
     near: BinaryHeap<Reverse<Entry<E>>>,
     fifo: VecDeque<Entry<E>>,
-    far: Wheel<E>,
+    far: FarLane<E>,
     next_seq: u64,
     /// Events due before `now + horizon` go to the near heap.
     horizon: u64,
@@ -81,7 +81,7 @@ pub struct EventQueue<E, const WHEEL: bool = false> {
 /// bucket is moved into the near heap, whole, when the clock reaches it, so a far
 /// event costs a `Vec` push and a push and pop on the small near heap instead of
 /// a pop from a heap with an entry per client.
-struct Wheel<E> {
+struct FarLane<E> {
     /// Empty without the wheel.
     buckets: Vec<Vec<Entry<E>>>,
     /// Entries in the buckets (not counting the overflow).
@@ -93,7 +93,7 @@ struct Wheel<E> {
     overflow: BinaryHeap<Reverse<Entry<E>>>,
 }
 
-impl<E> Wheel<E> {
+impl<E> FarLane<E> {
     fn new(shift: u32, with_buckets: bool) -> Self {
         let buckets = if with_buckets {
             std::iter::repeat_with(Vec::new)
@@ -102,7 +102,7 @@ impl<E> Wheel<E> {
         } else {
             Vec::new()
         };
-        Wheel {
+        FarLane {
             buckets,
             len: 0,
             start: 0,
@@ -224,7 +224,7 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
         EventQueue {
             near: BinaryHeap::new(),
             fifo: VecDeque::new(),
-            far: Wheel::new(shift, WHEEL),
+            far: FarLane::new(shift, WHEEL),
             next_seq: 0,
             horizon: horizon.0,
             now: 0,
