@@ -18,7 +18,7 @@
 //! Why a wheel: with a heap as the far lane every think time is popped from a heap
 //! with an entry per client. At 1000 clients that heap fits in cache and costs
 //! little; at 100 000 clients it no longer does, and the wheel made the whole run
-//! 1.5 times faster (README, "Speed"). Which far lane a queue has is a type
+//! about 1.3 times faster (README, "Speed"). Which far lane a queue has is a type
 //! parameter rather than a run-time switch: the run loop is compiled once for
 //! each, and the heap's stays exactly as lean as it was without the wheel.
 
@@ -58,7 +58,7 @@ const WHEEL_BUCKETS: usize = 2048;
 /// Far events pending above which a wheel beats a heap: 16384 entries of 32
 /// bytes are 512 KiB, about a core's L2 cache. Below it the heap is as fast or
 /// faster (1000 clients: runs took 1.01 to 1.05 times as long with the wheel),
-/// above it much slower (100 000 clients: 1.4 to 1.5 times as long).
+/// above it much slower (100 000 clients: about 1.3 times as long).
 pub const WHEEL_ABOVE: usize = 1 << 14;
 
 /// A priority queue of events ordered by time, ties broken by insertion order;
