@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::cli::{Cli, Command};
 use crate::export::csv_exporters;
-use crate::metrics::{Report, StrategyReport, summarize};
+use crate::metrics::{Report, StrategyReport};
 use crate::model;
 use crate::output::write_atomic;
 use crate::plot;
@@ -161,20 +161,13 @@ pub fn simulate(s: &Scenario) -> Report {
         .par_iter()
         .enumerate()
         .map(|(i, strategy)| {
-            let r = model::run(&s.world_for(i), strategy, s.seed, s.metrics.bucket);
-            let summary = summarize(
-                &s.metrics,
-                &r.buckets,
-                &r.latency,
-                &r.totals,
-                r.in_flight_at_end,
-                &outages,
-                capacity,
-            );
+            let m = model::run_measured(&s.world_for(i), strategy, s.seed, &s.metrics);
             StrategyReport {
                 name: strategy.name.clone(),
-                summary,
-                buckets: r.buckets,
+                summary: m.summary,
+                buckets: m.run.buckets,
+                twin: m.twin,
+                twin_events: m.twin_events,
             }
         })
         .collect();
@@ -305,7 +298,7 @@ fn print_summary(
         .unwrap_or(8)
         .max(8);
     say!(
-        "{:width$}  {:>9} {:>8} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8}",
+        "{:width$}  {:>9} {:>8} {:>6} {:>10} {:>8} {:>9} {:>7} {:>7} {:>8} {:>8}",
         "strategy",
         "requests",
         "failed",
@@ -313,6 +306,8 @@ fn print_summary(
         "peak/s",
         "peak/cap",
         "recovery",
+        "lost",
+        "extra",
         "p50",
         "p99"
     );
@@ -320,7 +315,7 @@ fn print_summary(
     for r in &report.runs {
         let m = &r.summary;
         say!(
-            "{:width$}  {:>9} {:>8} {:>6.3} {:>10.0} {:>8} {:>9} {:>8} {:>8}",
+            "{:width$}  {:>9} {:>8} {:>6.3} {:>10.0} {:>8} {:>9} {:>7} {:>7} {:>8} {:>8}",
             r.name,
             m.logical_requests,
             m.failed,
@@ -333,11 +328,17 @@ fn print_summary(
                 (None, false) => "never".to_string(),
                 (Some(v), false) => format!("{v:.1}s"),
             },
+            m.lost_requests.map_or("-".to_string(), |v| v.to_string()),
+            m.extra_attempts.map_or("-".to_string(), |v| v.to_string()),
             secs(m.latency_p50_s),
             secs(m.latency_p99_s),
         );
     }
-    let events: u64 = report.runs.iter().map(|r| r.summary.totals.events).sum();
+    let events: u64 = report
+        .runs
+        .iter()
+        .map(|r| r.summary.totals.events + r.twin_events)
+        .sum();
     print_speed(events, sim_wall, wall);
     for path in written {
         say!("wrote {}", path.display());

@@ -5,7 +5,7 @@ use crate::metrics::Report;
 use crate::retry::Outcome;
 
 /// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 29] = [
+pub const COLUMNS: [&str; 32] = [
     "strategy",
     "logical_requests",
     "succeeded",
@@ -35,6 +35,9 @@ pub const COLUMNS: [&str; 29] = [
     "expired_dropped",
     "rejected_locally",
     "breaker_open_s",
+    "lost_requests",
+    "extra_attempts",
+    "peak_backlog",
 ];
 
 /// Writes `summary.csv`.
@@ -92,6 +95,9 @@ impl Exporter for SummaryCsv {
                     ),
                     1,
                 ),
+                s.lost_requests.map_or(String::new(), |v| v.to_string()),
+                s.extra_attempts.map_or(String::new(), |v| v.to_string()),
+                fixed(Some(s.peak_backlog), 1),
             ]
         });
         to_csv(std::iter::once(header).chain(rows))

@@ -1,5 +1,6 @@
 //! The files of a sweep: `summary.csv`, one row per (point, strategy) with the
-//! mean and 95% confidence half-width of every figure, and `timeline.csv`,
+//! summary of every figure (mean and 95% confidence half-width; for the recovery
+//! time, median and largest value, `never` for a run that never recovered), and `timeline.csv`,
 //! attempts per bucket of replication 0 at the last point.
 
 use super::{ExportError, fixed, to_csv};
@@ -15,8 +16,9 @@ pub fn summary(r: &SweepReport) -> Result<Vec<u8>, ExportError> {
     let mut header: Vec<String> = r.sweep.axes.iter().map(|a| a.column.clone()).collect();
     header.extend(COLUMNS.iter().map(|c| c.to_string()));
     for f in &FIGURES {
-        header.push(format!("{}_mean", f.name));
-        header.push(format!("{}_ci95", f.name));
+        for suffix in f.suffixes() {
+            header.push(format!("{}_{suffix}", f.name));
+        }
     }
     let rows = r.rows.iter().map(|row| {
         let point = &r.sweep.points[row.point];
@@ -33,13 +35,21 @@ pub fn summary(r: &SweepReport) -> Result<Vec<u8>, ExportError> {
             row.incomplete_runs.to_string(),
             row.recovered_runs.to_string(),
         ]);
-        for (f, (mean, ci)) in FIGURES.iter().zip(&row.stats) {
-            cells.push(fixed(*mean, f.decimals));
-            cells.push(fixed(*ci, f.decimals));
+        for (f, (a, b)) in FIGURES.iter().zip(&row.stats) {
+            cells.push(finite_or_never(*a, f.decimals));
+            cells.push(finite_or_never(*b, f.decimals));
         }
         cells
     });
     to_csv(std::iter::once(header).chain(rows))
+}
+
+/// `v` as [`fixed`] writes it, or `never` for an infinite recovery time.
+fn finite_or_never(v: Option<f64>, decimals: usize) -> String {
+    match v {
+        Some(v) if v.is_infinite() => "never".to_string(),
+        _ => fixed(v, decimals),
+    }
 }
 
 /// `timeline.csv`: for each strategy, attempts started and requests succeeded

@@ -4,7 +4,7 @@ use super::{ExportError, Exporter, fixed, to_csv};
 use crate::metrics::Report;
 
 /// The columns, in order. The first nine are a contract (README.md).
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; 14] = [
     "strategy",
     "t_s",
     "attempts_per_s",
@@ -16,6 +16,9 @@ pub const COLUMNS: [&str; 11] = [
     "in_flight",
     "busy_workers",
     "breaker_open",
+    "backing_off",
+    "normal_goodput_per_s",
+    "normal_backlog",
 ];
 
 /// Writes `timeseries.csv`.
@@ -32,6 +35,7 @@ impl Exporter for TimeseriesCsv {
         let header = COLUMNS.iter().map(|c| c.to_string()).collect();
         let rows = report.runs.iter().flat_map(|r| {
             r.buckets.iter().enumerate().map(move |(i, b)| {
+                let twin = r.twin.as_ref().and_then(|t| t.get(i));
                 vec![
                     r.name.clone(),
                     fixed(Some(i as f64 * width), 3),
@@ -44,6 +48,9 @@ impl Exporter for TimeseriesCsv {
                     fixed(Some(b.in_flight), 3),
                     fixed(Some(b.busy), 3),
                     fixed(Some(b.breaker_open), 3),
+                    fixed(Some(b.backing_off), 3),
+                    twin.map_or(String::new(), |t| rate(t.successes)),
+                    fixed(twin.map(|t| t.backlog()), 3),
                 ]
             })
         });

@@ -6,6 +6,7 @@
 
 pub mod histogram;
 pub mod recorder;
+pub mod recovery;
 pub mod report;
 pub mod stats;
 pub mod summary;

@@ -29,6 +29,17 @@ pub struct Bucket {
     pub busy: f64,
     /// Share of the bucket the circuit breaker spent open.
     pub breaker_open: f64,
+    /// Time-average of logical requests waiting out a backoff before a retry.
+    pub backing_off: f64,
+}
+
+impl Bucket {
+    /// The backlog: requests queued at the server plus requests waiting to
+    /// retry (time averages over the bucket). Requests on the wire or in service
+    /// are not backlog: a healthy system has them too.
+    pub fn backlog(&self) -> f64 {
+        self.queue_len + self.backing_off
+    }
 }
 
 /// Totals over the whole run.
@@ -101,6 +112,8 @@ pub enum Gauge {
     Busy = 2,
     /// 1 while the circuit breaker is open.
     BreakerOpen = 3,
+    /// Logical requests waiting out a backoff.
+    BackingOff = 4,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -124,7 +137,7 @@ pub struct Recorder {
     buckets: Vec<Bucket>,
     current: usize,
     current_end: SimTime,
-    gauges: [GaugeState; 4],
+    gauges: [GaugeState; 5],
     /// End-to-end latency of successful logical requests.
     pub latency: Histogram,
     /// Run totals.
@@ -140,7 +153,7 @@ impl Recorder {
             buckets: vec![Bucket::default(); n],
             current: 0,
             current_end: SimTime(width.0),
-            gauges: [GaugeState::default(); 4],
+            gauges: [GaugeState::default(); 5],
             latency: Histogram::new(),
             totals: Totals::default(),
         }
@@ -165,13 +178,14 @@ impl Recorder {
     fn close_bucket(&mut self) {
         let end = self.current_end;
         let width = self.width.0 as f64;
-        let [q, f, b, o] = &mut self.gauges;
+        let [q, f, b, o, r] = &mut self.gauges;
         let bucket = &mut self.buckets[self.current];
         for (g, slot) in [
             (q, &mut bucket.queue_len),
             (f, &mut bucket.in_flight),
             (b, &mut bucket.busy),
             (o, &mut bucket.breaker_open),
+            (r, &mut bucket.backing_off),
         ] {
             g.accumulate(end);
             *slot = g.area as f64 / width;
@@ -283,7 +297,7 @@ impl Recorder {
         }
         // No event changes a gauge after the last one: every later bucket holds
         // the gauges' final values (often a run ends early, so there are many).
-        let [q, f, b, o] = self.gauges.map(|g| g.value as f64);
+        let [q, f, b, o, r] = self.gauges.map(|g| g.value as f64);
         let from = self.current.min(self.buckets.len());
         for bucket in &mut self.buckets[from..] {
             (
@@ -291,7 +305,8 @@ impl Recorder {
                 bucket.in_flight,
                 bucket.busy,
                 bucket.breaker_open,
-            ) = (q, f, b, o);
+                bucket.backing_off,
+            ) = (q, f, b, o, r);
         }
         (self.buckets, self.latency, self.totals)
     }

@@ -12,6 +12,11 @@ pub struct StrategyReport {
     pub summary: Summary,
     /// The time series.
     pub buckets: Vec<Bucket>,
+    /// The twin's time series (the same run without the triggers), the normal
+    /// that recovery is judged against; `None` without triggers.
+    pub twin: Option<Vec<Bucket>>,
+    /// Events the twin simulated.
+    pub twin_events: u64,
 }
 
 /// A scenario's results, strategies in file order.

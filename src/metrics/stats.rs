@@ -25,6 +25,24 @@ pub fn t975(df: u64) -> f64 {
     z + g1 / n + g2 / (n * n) + g3 / (n * n * n)
 }
 
+/// Median and largest value of `xs`, which may hold infinities; `None` for no
+/// values. The median of an even count is the mean of the middle two (infinite
+/// if either is).
+pub fn median_max(xs: &[f64]) -> (Option<f64>, Option<f64>) {
+    let mut v: Vec<f64> = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return (None, None);
+    }
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (Some(median), Some(v[n - 1]))
+}
+
 /// Mean and the half-width of its 95% confidence interval, `t * s / sqrt(n)`.
 /// With one value the half-width is `None`; with none both are `None`.
 pub fn mean_ci95(xs: &[f64]) -> (Option<f64>, Option<f64>) {

@@ -1,7 +1,9 @@
 //! Summary figures of a run: amplification, peak load, latency quantiles, wasted
-//! work and recovery time.
+//! work, and what the trigger cost (recovery time, lost requests, extra attempts,
+//! backlog) against the run's twin without the trigger.
 
 use crate::engine::{SimDuration, SimTime};
+use crate::metrics::recovery::{Recovery, judge};
 use crate::metrics::{Bucket, Histogram, Totals};
 
 /// How a run is measured.
@@ -12,11 +14,12 @@ pub struct MetricsConfig {
     /// The pre-outage goodput level is the mean over this window just before the
     /// first outage starts (default 10 s).
     pub baseline: SimDuration,
-    /// Recovery is judged on mean goodput over windows of this length that start
-    /// at or after the candidate instant (default 2 s).
+    /// Recovery is judged on windows of this length, sliding by one bucket, from
+    /// the candidate instant to the end of the run (default 2 s).
     pub smoothing: SimDuration,
-    /// Recovered means smoothed goodput at least this fraction of the baseline from
-    /// then to the end of the run (default 0.9).
+    /// Back to normal means goodput at least this fraction of the twin's, and a
+    /// backlog at most `1 - recovery_fraction` of a bucket's normal completions
+    /// above the twin's, beyond noise (default 0.9; see [`crate::metrics::recovery`]).
     pub recovery_fraction: f64,
 }
 
@@ -52,9 +55,18 @@ pub struct Summary {
     pub peak_attempts_per_s: f64,
     /// `peak_attempts_per_s` over the server's capacity (`None`: no capacity limit).
     pub peak_load_ratio: Option<f64>,
-    /// Seconds from the end of the last outage until goodput is back for good;
-    /// `None` when it never is, or when there is no outage.
+    /// Seconds from the end of the last trigger until goodput and backlog are
+    /// back to the twin's for good; `None` when they never are, or when there is
+    /// no trigger.
     pub recovery_time_s: Option<f64>,
+    /// Successes the twin had and this run did not, from the trigger to the
+    /// recovery (or the end); `None` without a trigger.
+    pub lost_requests: Option<i64>,
+    /// Attempts beyond the twin's over the same buckets; `None` without a trigger.
+    pub extra_attempts: Option<i64>,
+    /// The largest backlog (queued plus waiting to retry, time-averaged over a
+    /// bucket) in the run.
+    pub peak_backlog: f64,
     /// Median latency of successful logical requests (first attempt to success), s.
     pub latency_p50_s: Option<f64>,
     /// 99th percentile of the same, s.
@@ -73,11 +85,14 @@ pub struct Summary {
 ///
 /// `in_flight_at_end` is counted by the caller from the clients' state, so that
 /// the invariant `succeeded + failed + in flight = started` is a real check.
-/// `outages` are the `[start, end)` windows; `capacity_per_s` the server's
-/// completions per second at full speed.
+/// `outages` are the `[start, end)` windows of the triggers; `twin` the buckets of
+/// the same run without them (needed for the recovery figures); `capacity_per_s`
+/// the server's completions per second at full speed.
+#[allow(clippy::too_many_arguments)]
 pub fn summarize(
     cfg: &MetricsConfig,
     buckets: &[Bucket],
+    twin: Option<&[Bucket]>,
     latency: &Histogram,
     totals: &Totals,
     in_flight_at_end: u64,
@@ -87,10 +102,14 @@ pub fn summarize(
     let width_s = cfg.bucket.as_secs_f64();
     let peak = buckets.iter().map(|b| b.attempts).max().unwrap_or(0) as f64 / width_s;
     let baseline = baseline_goodput(cfg, buckets, outages);
-    let recovery = match (baseline, outages.iter().map(|o| o.1).max()) {
-        (Some(level), Some(end)) => recovery_time(cfg, buckets, level, end),
-        _ => None,
-    };
+    let span = outages
+        .iter()
+        .map(|o| o.0)
+        .min()
+        .zip(outages.iter().map(|o| o.1).max());
+    let recovery: Option<Recovery> = span
+        .zip(twin)
+        .map(|(span, twin)| judge(cfg, buckets, twin, span));
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     Summary {
         logical_requests: totals.started,
@@ -102,7 +121,10 @@ pub fn summarize(
         amplification: ratio(totals.attempts, totals.started),
         peak_attempts_per_s: peak,
         peak_load_ratio: capacity_per_s.filter(|c| *c > 0.0).map(|c| peak / c),
-        recovery_time_s: recovery,
+        recovery_time_s: recovery.and_then(|r| r.time_s),
+        lost_requests: recovery.map(|r| r.lost_requests),
+        extra_attempts: recovery.map(|r| r.extra_attempts),
+        peak_backlog: buckets.iter().map(Bucket::backlog).fold(0.0, f64::max),
         latency_p50_s: latency.quantile(0.5).map(SimDuration::as_secs_f64),
         latency_p99_s: latency.quantile(0.99).map(SimDuration::as_secs_f64),
         latency_mean_s: (totals.succeeded > 0)
@@ -139,35 +161,6 @@ fn baseline_goodput(
     )
 }
 
-/// Seconds from `end` (the end of the last outage) to the first bucket start `t`
-/// such that every smoothing window starting at or after `t` has a mean goodput of
-/// at least `fraction * level`. The window looks forward from `t`, so smoothing
-/// adds no lag: a server back at full goodput the instant the outage ends has a
-/// recovery time of zero.
-fn recovery_time(cfg: &MetricsConfig, buckets: &[Bucket], level: f64, end: SimTime) -> Option<f64> {
-    let w = cfg.bucket.0;
-    let k = ((cfg.smoothing.0 / w) as usize).clamp(1, buckets.len().max(1));
-    let goodput = goodput_per_s(cfg, buckets);
-    let threshold = cfg.recovery_fraction * level;
-    // windows[i] = mean goodput over buckets [i, i + k).
-    let windows: Vec<f64> = goodput
-        .windows(k)
-        .map(|g| g.iter().sum::<f64>() / k as f64)
-        .collect();
-    // The first bucket that starts at or after the outage's end.
-    let first = end.0.div_ceil(w) as usize;
-    // Scan backwards: recovery starts just after the last window below threshold.
-    let mut recovered_at = None;
-    for i in (first..windows.len()).rev() {
-        if windows[i] < threshold {
-            break;
-        }
-        recovered_at = Some(i);
-    }
-    let i = recovered_at?;
-    Some(SimDuration((i as u64 * w).saturating_sub(end.0)).as_secs_f64())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,27 +189,15 @@ mod tests {
         SimTime(s * 1_000_000_000)
     }
 
-    fn recovery(c: &MetricsConfig, successes: &[u64], outage: (u64, u64)) -> Option<f64> {
-        let b = buckets(successes);
-        let s = summarize(
-            c,
-            &b,
-            &Histogram::new(),
-            &Totals::default(),
-            0,
-            &[(at(outage.0), at(outage.1))],
-            Some(20.0),
-        );
-        s.recovery_time_s
-    }
-
     #[test]
-    fn recovery_is_measured_from_the_outage_end_to_the_last_dip() {
+    fn the_summary_carries_the_twin_comparison() {
         // Baseline 10/s over t = 2..5 s; outage 5..7 s; a dip at 8..9 s; back from 9 s.
-        let b = buckets(&[0, 0, 10, 10, 10, 0, 0, 10, 5, 10, 9, 10]);
+        let b = buckets(&[10, 10, 10, 10, 10, 0, 0, 10, 5, 10, 10, 10]);
+        let twin = buckets(&[10; 12]);
         let s = summarize(
             &cfg(),
             &b,
+            Some(&twin),
             &Histogram::new(),
             &Totals::default(),
             0,
@@ -226,42 +207,18 @@ mod tests {
         assert_eq!(s.baseline_goodput_per_s, Some(10.0));
         // The bucket 9..10 s starts the good run: 2 s after the outage ended at 7 s.
         assert_eq!(s.recovery_time_s, Some(2.0));
+        assert_eq!((s.lost_requests, s.extra_attempts), (Some(25), Some(-25)));
         assert_eq!(s.peak_attempts_per_s, 10.0);
         assert_eq!(s.peak_load_ratio, Some(0.5));
     }
 
     #[test]
-    fn no_recovery_when_the_last_window_is_low() {
-        assert_eq!(recovery(&cfg(), &[10, 10, 10, 0, 10, 10, 3], (3, 4)), None);
-    }
-
-    #[test]
-    fn smoothing_averages_over_a_forward_window() {
-        // 2 s windows starting at 4 s: (10+4)/2 = 7; at 5 s: (4+10)/2 = 7; from 6 s
-        // on: 10. Below 9 until 6 s, so recovery is 6 - 4 = 2 s.
-        let c = MetricsConfig {
-            smoothing: SimDuration::from_secs(2),
-            ..cfg()
-        };
-        assert_eq!(
-            recovery(&c, &[10, 10, 10, 0, 10, 4, 10, 10, 10], (3, 4)),
-            Some(2.0)
-        );
-    }
-
-    #[test]
-    fn immediate_recovery_is_zero() {
-        assert_eq!(
-            recovery(&cfg(), &[10, 10, 10, 0, 10, 10, 10], (3, 4)),
-            Some(0.0)
-        );
-    }
-
-    #[test]
-    fn no_outage_means_no_recovery_figure() {
+    fn no_outage_means_no_recovery_figures() {
+        let b = buckets(&[5, 5]);
         let s = summarize(
             &cfg(),
-            &buckets(&[5, 5]),
+            &b,
+            Some(&b),
             &Histogram::new(),
             &Totals::default(),
             0,
@@ -269,5 +226,25 @@ mod tests {
             Some(10.0),
         );
         assert_eq!((s.baseline_goodput_per_s, s.recovery_time_s), (None, None));
+        assert_eq!((s.lost_requests, s.extra_attempts), (None, None));
+    }
+
+    #[test]
+    fn the_peak_backlog_adds_the_queue_and_the_requests_backing_off() {
+        let mut b = buckets(&[5, 5, 5]);
+        b[1].queue_len = 3.0;
+        b[1].backing_off = 4.5;
+        b[2].queue_len = 7.0;
+        let s = summarize(
+            &cfg(),
+            &b,
+            None,
+            &Histogram::new(),
+            &Totals::default(),
+            0,
+            &[],
+            None,
+        );
+        assert_eq!(s.peak_backlog, 7.5);
     }
 }

@@ -166,3 +166,18 @@ pub struct WorldConfig {
     /// Outage windows, sorted by start, not overlapping.
     pub outages: Vec<Outage>,
 }
+
+impl WorldConfig {
+    /// The `[start, end)` windows of the triggers (the outages), in order.
+    pub fn trigger_windows(&self) -> Vec<(SimTime, SimTime)> {
+        self.outages.iter().map(|o| (o.start, o.end)).collect()
+    }
+
+    /// The same world without its triggers: what "normal" is for recovery.
+    pub fn without_triggers(&self) -> WorldConfig {
+        WorldConfig {
+            outages: Vec::new(),
+            ..self.clone()
+        }
+    }
+}

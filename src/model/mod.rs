@@ -5,6 +5,7 @@ pub mod client;
 pub mod config;
 pub mod dist;
 pub mod event;
+pub mod measure;
 pub mod observer;
 pub mod occ;
 pub mod server;
@@ -14,5 +15,6 @@ pub use config::{
     Discipline, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig,
 };
 pub use dist::Dist;
+pub use measure::{Measured, run_measured};
 pub use observer::{NoObserver, Observer};
 pub use sim::{RunResult, run, run_observed};

@@ -1,6 +1,12 @@
-//! The figures a sweep measures in every run, averages over replications and
+//! The figures a sweep measures in every run, summarises over replications and
 //! can chart: the numeric columns of a run's `summary.csv`, plus the time the
 //! last request succeeded (the AWS experiment's completion time).
+//!
+//! Most figures are summarised by their mean and its 95% confidence interval.
+//! The recovery time is not: a run that never recovers has no finite recovery
+//! time, and a mean over the runs that did would show a cell where most runs
+//! never recover as a quick recovery. It is summarised by its median and its
+//! largest value over all runs, with "never" counted as infinite.
 
 use crate::metrics::{Bucket, MetricsConfig, Summary};
 use crate::retry::Outcome;
@@ -15,6 +21,19 @@ pub struct Figure {
     pub label: &'static str,
     /// Decimals written in CSV.
     pub decimals: usize,
+    /// How replications are summarised.
+    pub stat: Stat,
+}
+
+/// How a figure is summarised over the replications of a point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stat {
+    /// Mean and the half-width of its 95% confidence interval (`_mean`, `_ci95`),
+    /// over the runs that have the figure.
+    Mean,
+    /// Median and largest value over every run (`_median`, `_max`), where a
+    /// run's value may be infinite ("never").
+    Median,
 }
 
 const fn fig(name: &'static str, label: &'static str, decimals: usize) -> Figure {
@@ -22,11 +41,22 @@ const fn fig(name: &'static str, label: &'static str, decimals: usize) -> Figure
         name,
         label,
         decimals,
+        stat: Stat::Mean,
+    }
+}
+
+impl Figure {
+    /// The two CSV column suffixes of the figure's summary.
+    pub fn suffixes(&self) -> [&'static str; 2] {
+        match self.stat {
+            Stat::Mean => ["mean", "ci95"],
+            Stat::Median => ["median", "max"],
+        }
     }
 }
 
 /// Every figure, in column order. [`measure`] returns values in this order.
-pub const FIGURES: [Figure; 20] = [
+pub const FIGURES: [Figure; 23] = [
     fig("succeeded", "requests that succeeded", 2),
     fig("failed", "requests that failed", 2),
     fig("in_flight_at_end", "requests unfinished at the end", 2),
@@ -35,7 +65,10 @@ pub const FIGURES: [Figure; 20] = [
     fig("amplification", "attempts per request", 4),
     fig("peak_attempts_per_s", "peak attempts per second", 1),
     fig("peak_load_ratio", "peak load / capacity", 4),
-    fig("recovery_time_s", "recovery time after the outage (s)", 3),
+    Figure {
+        stat: Stat::Median,
+        ..fig("recovery_time_s", "recovery time after the trigger (s)", 3)
+    },
     fig("recovered", "share of runs that recovered", 4),
     fig("latency_p50_s", "median latency (s)", 6),
     fig("latency_p99_s", "p99 latency (s)", 6),
@@ -50,7 +83,18 @@ pub const FIGURES: [Figure; 20] = [
     ),
     fig("shed", "requests shed by the server", 2),
     fig("breaker_open_s", "time the breaker was open (s)", 3),
-    fig("events", "events simulated", 1),
+    fig(
+        "lost_requests",
+        "successes lost to the trigger (vs. no trigger)",
+        2,
+    ),
+    fig("extra_attempts", "extra attempts caused by the trigger", 2),
+    fig(
+        "peak_backlog",
+        "peak backlog (queued + waiting to retry)",
+        2,
+    ),
+    fig("events", "events simulated (twins included)", 1),
 ];
 
 /// Charts drawn when `[sweep]` names none.
@@ -68,7 +112,7 @@ pub fn index(name: &str) -> Option<usize> {
 
 /// Index of `in_flight_at_end`: a run with any is incomplete.
 pub const IN_FLIGHT: usize = 2;
-/// Index of `recovery_time_s`: absent in runs that never recovered.
+/// Index of `recovery_time_s`: infinite in runs that never recovered.
 pub const RECOVERY: usize = 8;
 /// Index of `events`.
 pub const EVENTS: usize = FIGURES.len() - 1;
@@ -80,8 +124,15 @@ pub fn breaker_open_s(cfg: &MetricsConfig, buckets: &[Bucket]) -> f64 {
 }
 
 /// One run's figures, in [`FIGURES`] order; `None` where a run has no such
-/// figure (no recovery, no successes, no capacity limit, no outage).
-pub fn measure(s: &Summary, has_outage: bool, breaker_open_s: f64) -> [Option<f64>; FIGURES.len()] {
+/// figure (no successes, no capacity limit, no trigger). A run with a trigger
+/// that never recovered has an infinite recovery time. `twin_events` are added
+/// to the events figure.
+pub fn measure(
+    s: &Summary,
+    has_outage: bool,
+    breaker_open_s: f64,
+    twin_events: u64,
+) -> [Option<f64>; FIGURES.len()] {
     let t = &s.totals;
     let n = |v: u64| Some(v as f64);
     [
@@ -93,7 +144,7 @@ pub fn measure(s: &Summary, has_outage: bool, breaker_open_s: f64) -> [Option<f6
         Some(s.amplification),
         Some(s.peak_attempts_per_s),
         s.peak_load_ratio,
-        s.recovery_time_s,
+        has_outage.then_some(s.recovery_time_s.unwrap_or(f64::INFINITY)),
         // 1 or 0 per run, so its mean is the share of runs that recovered.
         has_outage.then_some(if s.recovery_time_s.is_some() {
             1.0
@@ -109,7 +160,10 @@ pub fn measure(s: &Summary, has_outage: bool, breaker_open_s: f64) -> [Option<f6
         n(t.failed_budget),
         n(t.shed),
         Some(breaker_open_s),
-        n(t.events),
+        s.lost_requests.map(|v| v as f64),
+        s.extra_attempts.map(|v| v as f64),
+        Some(s.peak_backlog),
+        n(t.events + twin_events),
     ]
 }
 
@@ -124,6 +178,7 @@ mod tests {
         }
         assert_eq!(FIGURES[IN_FLIGHT].name, "in_flight_at_end");
         assert_eq!(FIGURES[RECOVERY].name, "recovery_time_s");
+        assert_eq!(FIGURES[RECOVERY].stat, Stat::Median);
         assert_eq!(FIGURES[EVENTS].name, "events");
         assert!(DEFAULT_CHARTS.iter().all(|c| index(c).is_some()));
     }

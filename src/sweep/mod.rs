@@ -13,11 +13,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use crate::metrics::stats::mean_ci95;
-use crate::metrics::{MetricsConfig, summarize};
+use crate::metrics::MetricsConfig;
+use crate::metrics::stats::{mean_ci95, median_max};
 use crate::model;
 use crate::scenario::{Scenario, Sweep};
-use figures::FIGURES;
+use figures::{FIGURES, Stat};
 
 /// SplitMix64's finaliser (Steele, Lea and Flood, 2014): a bijection of u64 that
 /// scatters nearby inputs.
@@ -79,15 +79,16 @@ pub struct SweepRow {
     pub runs: u32,
     /// Runs in which some request had not ended when the run did.
     pub incomplete_runs: u32,
-    /// Runs that recovered after the outage (those that have a recovery time).
+    /// Runs that recovered after the trigger (those with a finite recovery time).
     pub recovered_runs: u32,
-    /// Mean and 95% confidence half-width of each figure, in [`FIGURES`] order,
-    /// over the runs that have the figure.
+    /// The summary of each figure, in [`FIGURES`] order, as its [`Stat`] says:
+    /// mean and 95% confidence half-width over the runs that have the figure, or
+    /// median and largest value (possibly infinite: "never").
     pub stats: Vec<(Option<f64>, Option<f64>)>,
 }
 
 impl SweepRow {
-    /// Mean of the figure named `name`.
+    /// Mean (or median, for a [`Stat::Median`] figure) of the figure named `name`.
     pub fn mean(&self, name: &str) -> Option<f64> {
         figures::index(name).and_then(|i| self.stats[i].0)
     }
@@ -149,26 +150,18 @@ pub fn run_cells(
             let (p, k, r) = locate(sweep, cell);
             let point = &sweep.points[p];
             let world = &point.worlds[k];
-            let out = model::run(
+            let m = model::run_measured(
                 world,
                 &point.strategies[k],
                 derive_seed(s.seed, p, r),
-                s.metrics.bucket,
-            );
-            let outages: Vec<_> = world.outages.iter().map(|o| (o.start, o.end)).collect();
-            let summary = summarize(
                 &s.metrics,
-                &out.buckets,
-                &out.latency,
-                &out.totals,
-                out.in_flight_at_end,
-                &outages,
-                world.server.capacity_per_s(),
             );
+            let out = &m.run;
             let figures = figures::measure(
-                &summary,
-                !outages.is_empty(),
+                &m.summary,
+                !world.outages.is_empty(),
                 figures::breaker_open_s(&s.metrics, &out.buckets),
+                m.twin_events,
             );
             let timeline = keeps_timeline(sweep, p, r).then(|| {
                 out.buckets
@@ -193,10 +186,15 @@ pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepRe
     let mut timelines = Vec::new();
     for (i, chunk) in results.chunks(reps).enumerate() {
         let (point, k) = (i / names.len(), i % names.len());
-        let stats = (0..FIGURES.len())
-            .map(|f| {
+        let stats = FIGURES
+            .iter()
+            .enumerate()
+            .map(|(f, figure)| {
                 let xs: Vec<f64> = chunk.iter().filter_map(|c| c.figures[f]).collect();
-                mean_ci95(&xs)
+                match figure.stat {
+                    Stat::Mean => mean_ci95(&xs),
+                    Stat::Median => median_max(&xs),
+                }
             })
             .collect();
         let count =
@@ -206,7 +204,7 @@ pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepRe
             strategy: names[k].to_string(),
             runs: chunk.len() as u32,
             incomplete_runs: count(&|c| c.figures[figures::IN_FLIGHT].is_some_and(|n| n > 0.0)),
-            recovered_runs: count(&|c| c.figures[figures::RECOVERY].is_some()),
+            recovered_runs: count(&|c| c.figures[figures::RECOVERY].is_some_and(f64::is_finite)),
             stats,
         });
         if let Some(bins) = chunk.first().and_then(|c| c.timeline.clone()) {

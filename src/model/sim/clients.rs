@@ -151,8 +151,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn on_backoff_over(&mut self, ev: Event) {
         let r = self.slots.get(ev.slot);
         if r.phase == Phase::BackingOff && r.attempt == ev.attempt {
+            self.set_backing_off(-1);
             self.send_attempt(ev.slot);
         }
+    }
+
+    /// One more (+1) or one fewer (-1) request waiting out a backoff.
+    fn set_backing_off(&mut self, delta: i64) {
+        self.backing_off = self.backing_off.wrapping_add_signed(delta);
+        self.rec.set(Gauge::BackingOff, self.now, self.backing_off);
     }
 
     /// The client of (`slot`, `attempt`) still waits for it: its deadline, else None.
@@ -238,6 +245,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     let attempt = r.attempt;
                     self.queue
                         .push(self.now + delay, Event::new(Kind::Send, slot, attempt));
+                    self.set_backing_off(1);
                 }
             }
             Decision::GiveUp(why) => {

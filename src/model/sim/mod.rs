@@ -92,6 +92,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) throttle: Option<Throttle>,
     /// Reused buffer for queued jobs dropped because their clients gave up.
     pub(super) dropped: Vec<Job>,
+    /// Logical requests waiting out a backoff (the backlog's client side).
+    pub(super) backing_off: u64,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -131,6 +133,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             arrivals,
             flushed: Vec::new(),
             dropped: Vec::new(),
+            backing_off: 0,
             budget: strategy.budget.as_ref().map(Budget::new),
             breaker: strategy.breaker.as_ref().map(Breaker::new),
             throttle: strategy.throttle.as_ref().map(Throttle::new),

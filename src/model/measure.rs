@@ -1,0 +1,51 @@
+//! One run measured: the run, its twin (the same world, strategy and seed without
+//! the triggers) and the summary that compares them. `sim run` and sweeps both
+//! measure runs this way, so their figures are the same figures.
+
+use crate::metrics::{Bucket, MetricsConfig, Summary, summarize};
+use crate::model::{RunResult, WorldConfig, run};
+use crate::retry::Strategy;
+
+/// A run, its twin's buckets and its summary.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// The run.
+    pub run: RunResult,
+    /// The twin's buckets; `None` when the world has no trigger.
+    pub twin: Option<Vec<Bucket>>,
+    /// Events the twin simulated (0 without one).
+    pub twin_events: u64,
+    /// The summary figures.
+    pub summary: Summary,
+}
+
+/// Runs `strategy` on `world` with `seed`, and, when the world has triggers, its
+/// twin without them, then summarises the run against the twin.
+pub fn run_measured(
+    world: &WorldConfig,
+    strategy: &Strategy,
+    seed: u64,
+    metrics: &MetricsConfig,
+) -> Measured {
+    let r = run(world, strategy, seed, metrics.bucket);
+    let triggers = world.trigger_windows();
+    let twin = (!triggers.is_empty())
+        .then(|| run(&world.without_triggers(), strategy, seed, metrics.bucket));
+    let summary = summarize(
+        metrics,
+        &r.buckets,
+        twin.as_ref().map(|t| t.buckets.as_slice()),
+        &r.latency,
+        &r.totals,
+        r.in_flight_at_end,
+        &triggers,
+        world.server.capacity_per_s(),
+    );
+    let twin_events = twin.as_ref().map_or(0, |t| t.totals.events);
+    Measured {
+        run: r,
+        twin: twin.map(|t| t.buckets),
+        twin_events,
+        summary,
+    }
+}

@@ -1,0 +1,195 @@
+//! The recovery measure against noise and against known answers (release build:
+//! `cargo test --release --test recovery`).
+//!
+//! - False alarms: a one-bucket blackhole (100 ms) in the metastable world at
+//!   50%, 70% and 90% utilisation, open and closed load, 100 seeds each. The
+//!   trigger's real effect is short: the requests it swallowed time out after
+//!   1 s and are retried (at once, or after at most 100 ms of jitter) into a
+//!   server with headroom; the queue they add, about 0.1 s of arrivals, drains in
+//!   well under a second even at 90% (at 10% spare capacity, 90 requests take
+//!   0.9 s). So a recovery reported more than 3 s after the trigger, or never,
+//!   is a false alarm. The issue's bound is 1 in 100 runs per setting; the rule
+//!   is built for well under that (see `metrics::recovery::NOISE_Z`), so the
+//!   test allows 1 per 100 and reports the counts.
+//! - A real non-recovery: the metastable scenario's naive strategies are still
+//!   reported as never recovering (its own test, `tests/metastable.rs`, checks
+//!   over several seeds that their goodput stays near zero).
+//! - A known recovery: a 2 s reset on a server with headroom, clients that retry
+//!   every 1 s without limit. The last request refused during the outage learns
+//!   of it when the outage ends (one 1 ms hop later at most) and waits 1 s, so
+//!   the backlog of requests waiting to retry drains 1 s after the outage's end;
+//!   the measure must say so within one bucket.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use retry_storm::app::simulate;
+use retry_storm::scenario::{self, Scenario};
+
+/// The metastable world (10 workers, 10 ms exponential service: 1000/s; 1 s
+/// timeouts; 3 retries) at `utilisation`, open or closed load, with a 100 ms
+/// blackhole at t = 20 s, run for 50 s.
+fn one_bucket_blip(utilisation: f64, open: bool) -> Scenario {
+    let rate = 1000.0 * utilisation;
+    let clients = if open {
+        format!("model = \"open\"\nrate = {rate}")
+    } else {
+        // A closed loop whose clients think 1 s on average offers about one
+        // request per client per second (plus the ~20 ms a request takes).
+        format!(
+            "model = \"closed\"\ncount = {}\nthink = {{ dist = \"exponential\", mean = \"1s\" }}",
+            (rate * 1.02).round()
+        )
+    };
+    let src = format!(
+        r#"
+name = "blip"
+duration = "50s"
+
+[clients]
+{clients}
+
+[network]
+latency = {{ dist = "lognormal", mean = "5ms", sigma = 0.3 }}
+
+[server]
+workers = 10
+queue = 20000
+service = {{ dist = "exponential", mean = "10ms" }}
+
+[[outage]]
+kind = "blackhole"
+start = "20s"
+end = "20.1s"
+
+[retry]
+timeout = "1s"
+max_retries = 3
+base = "100ms"
+cap = "2s"
+
+[[strategy]]
+name = "none"
+backoff = "none"
+
+[[strategy]]
+name = "full-jitter+token-bucket"
+backoff = "full-jitter"
+budget = {{ kind = "token-bucket" }}
+"#
+    );
+    scenario::parse(&src, Path::new("blip.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_one_bucket_blip_is_not_reported_as_a_long_outage() {
+    let mut failures = Vec::new();
+    for open in [true, false] {
+        for utilisation in [0.5, 0.7, 0.9] {
+            let base = one_bucket_blip(utilisation, open);
+            let alarms: Vec<(u64, String, Option<f64>)> = (1..=100u64)
+                .into_par_iter()
+                .flat_map_iter(|seed| {
+                    let mut s = base.clone();
+                    s.seed = seed;
+                    simulate(&s).runs.into_iter().filter_map(move |r| {
+                        let t = r.summary.recovery_time_s;
+                        (t.is_none_or(|t| t > 3.0)).then_some((seed, r.name, t))
+                    })
+                })
+                .collect();
+            let load = if open { "open" } else { "closed" };
+            eprintln!(
+                "{load} load at {:.0}%: {} false alarms in 200 runs {alarms:?}",
+                utilisation * 100.0,
+                alarms.len()
+            );
+            // Two strategies, 100 runs each: at most one alarm per 100 runs.
+            if alarms.len() > 2 {
+                failures.push(format!("{load} {utilisation}: {alarms:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn the_metastable_collapse_is_still_never() {
+    let s =
+        scenario::load(Path::new("scenarios/metastable.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let report = simulate(&s);
+    for r in &report.runs {
+        let naive = !r.name.contains('+');
+        assert_eq!(
+            r.summary.recovery_time_s.is_none(),
+            naive,
+            "{}: {:?}",
+            r.name,
+            r.summary.recovery_time_s
+        );
+        if naive {
+            // Lost: every success the twin had from the trigger on, nearly.
+            let lost = r.summary.lost_requests.unwrap();
+            assert!(lost > 50_000, "{}: lost {lost}", r.name);
+        }
+    }
+}
+
+#[test]
+fn a_known_recovery_is_measured_within_a_bucket_of_the_drain() {
+    let src = r#"
+name = "drain"
+seed = 5
+duration = "30s"
+
+[clients]
+model = "open"
+rate = 500.0
+
+[network]
+latency = { dist = "constant", value = "1ms" }
+
+[server]
+workers = 10
+queue = 1000
+service = { dist = "exponential", mean = "5ms" }
+
+[[outage]]
+kind = "reset"
+start = "10s"
+end = "12s"
+
+[retry]
+backoff = "constant"
+base = "1s"
+max_retries = "unlimited"
+timeout = "1s"
+
+[[strategy]]
+name = "constant-1s"
+"#;
+    for seed in 1..=5 {
+        let mut s = scenario::parse(src, Path::new("drain.toml")).unwrap_or_else(|e| panic!("{e}"));
+        s.seed = seed;
+        let r = &simulate(&s).runs[0];
+        let t = r.summary.recovery_time_s.expect("it recovers");
+        // The drain: 1 s backoff after the last refusal, which arrives at most one
+        // 1 ms hop after the outage's end. One bucket is 100 ms.
+        assert!((t - 1.0).abs() <= 0.1 + 1e-9, "seed {seed}: recovery {t} s");
+        // Nothing is lost for good: every refused request is served within 1 s of
+        // the end, and the twin served the same arrivals. Lost requests are
+        // counted up to the recovery bucket, so the retries that succeed in its
+        // first milliseconds (the last refusals come back up to a hop and a
+        // service late) fall outside: allow 2.5% of the ~1000 refused requests.
+        let lost = r.summary.lost_requests.unwrap();
+        assert!(lost.abs() <= 25, "seed {seed}: lost {lost}");
+        // Every request that arrived during the 2 s was refused and retried 1 s
+        // later: those of the first second twice (their first retry is refused
+        // too), those of the second once. 500 * 2 + 500 * 1 = 1500 extra attempts
+        // expected; the Poisson count of arrivals in 2 s has a standard deviation
+        // of 32 (about 50 in retries), so 1300 to 1700 is 4 of them.
+        let extra = r.summary.extra_attempts.unwrap();
+        assert!((1300..=1700).contains(&extra), "seed {seed}: extra {extra}");
+        assert!(r.summary.peak_backlog > 400.0, "{}", r.summary.peak_backlog);
+    }
+}
