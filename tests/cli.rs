@@ -62,7 +62,7 @@ fn run_writes_the_contract_files() {
         "timeseries.csv",
         "load.png",
         "goodput.png",
-        "queue.png",
+        "backlog.png",
         "recovery.png",
     ] {
         assert!(out.join(f).is_file(), "{f} is missing");
@@ -109,7 +109,7 @@ fn output_is_byte_identical_across_thread_counts() {
             "timeseries.csv",
             "load.png",
             "goodput.png",
-            "queue.png",
+            "backlog.png",
             "recovery.png",
         ],
     );

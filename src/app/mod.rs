@@ -227,7 +227,7 @@ pub fn run(opts: &RunOptions) -> Result<()> {
         written.push(write_atomic(&out, exporter.file_name(), &bytes)?);
     }
     if opts.plots {
-        let charts = plot::charts();
+        let charts = plot::charts(&report);
         let images: Vec<_> = charts.par_iter().map(|c| (c.render)(&report)).collect();
         for (chart, image) in charts.iter().zip(images) {
             let bytes = image.with_context(|| format!("cannot draw {}", chart.file_name))?;

@@ -1,74 +1,78 @@
-//! `goodput.png`: successful requests per second over time, all strategies on one
-//! chart, with the pre-outage level and the recovery threshold.
+//! `goodput.png`: successful requests per second over time, one row per strategy
+//! on a shared scale, each beside its twin's (the same run without the trigger):
+//! the normal the recovery is judged against.
 
-use super::timechart::{self, Panel, Reference};
-use super::{PlotError, render_png, style};
+use super::timechart::{self, Chart, Key, Line, Row, Stroke};
+use super::{PlotError, style};
 use crate::metrics::Report;
 
 /// Draws the chart.
 pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
     let width = report.metrics.bucket.as_secs_f64();
-    // A centred moving average over about one second, so strategies can be told
-    // apart through the counting noise of 100 ms buckets.
-    let k = ((1.0 / width).round() as usize).max(1);
+    let per_s = |b: &[crate::metrics::Bucket]| -> Vec<f64> {
+        b.iter().map(|b| b.successes as f64 / width).collect()
+    };
     let max = report
         .runs
         .iter()
-        .flat_map(|r| moving_average(&r.buckets, k))
-        .map(|v| v / width)
-        .fold(0.0, f64::max);
-    render_png(style::WIDTH, style::HEIGHT, |root| {
-        let body = timechart::title(
-            root,
-            "Goodput: requests that succeeded, per second",
-            &timechart::subtitle(
-                report,
-                &format!("; centred moving average over {k} buckets"),
-            ),
-        )?;
-        let lines = timechart::line_per_strategy(report, |b| {
-            moving_average(b, k)
+        .flat_map(|r| {
+            per_s(&r.buckets)
                 .into_iter()
-                .map(|v| v / width)
-                .collect()
-        });
-        let mut references = Vec::new();
-        if let Some(level) = report
-            .runs
-            .first()
-            .and_then(|r| r.summary.baseline_goodput_per_s)
-        {
-            let f = report.metrics.recovery_fraction;
-            references.push(Reference {
-                label: format!("recovered: {:.0}% of {level:.0}/s", f * 100.0),
-                value: f * level,
-            });
-        }
-        let panel = Panel {
-            caption: "",
-            y_label: "successes/s",
-            y_max: timechart::headroom(max),
-            lines,
-            references,
-            x_label: true,
-        };
-        timechart::draw(&body, report, panel)
-    })
-}
-
-/// Successes per bucket averaged over a centred window of `k` buckets (shorter at
-/// the ends).
-fn moving_average(buckets: &[crate::metrics::Bucket], k: usize) -> Vec<f64> {
-    let n = buckets.len();
-    (0..n)
-        .map(|i| {
-            let from = i.saturating_sub(k / 2);
-            let to = (from + k).min(n);
-            buckets[from..to]
-                .iter()
-                .map(|b| b.successes as f64)
-                .sum::<f64>()
-                / (to - from) as f64
+                .chain(r.twin.iter().flat_map(|t| per_s(t)))
         })
-        .collect()
+        .fold(0.0, f64::max);
+    let rows: Vec<Row> = report
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let mut lines = Vec::new();
+            if let Some(twin) = &run.twin {
+                lines.push(Line {
+                    colour: style::REFERENCE,
+                    stroke: Stroke::Dashed,
+                    points: timechart::series(report, per_s(twin).into_iter()),
+                });
+            }
+            lines.push(Line {
+                colour: style::colour(i),
+                stroke: Stroke::Solid(2),
+                points: timechart::series(report, per_s(&run.buckets).into_iter()),
+            });
+            let lost = run
+                .summary
+                .lost_requests
+                .map_or(String::new(), |l| format!("; {l} successes lost"));
+            Row {
+                caption: format!(
+                    "{}{lost}{}",
+                    run.name,
+                    timechart::recovery_phrase(report, i)
+                ),
+                y_max: timechart::headroom(max),
+                lines,
+                recovered_at: timechart::recovered_at(report, i),
+            }
+        })
+        .collect();
+    let mut keys = vec![Key {
+        label: "successes/s".into(),
+        colour: None,
+        stroke: Stroke::Solid(2),
+    }];
+    if !report.outages.is_empty() {
+        keys.push(Key {
+            label: "normal: the same run without the trigger".into(),
+            colour: Some(style::REFERENCE),
+            stroke: Stroke::Dashed,
+        });
+    }
+    let chart = Chart {
+        title: "Goodput: requests that succeeded, per second",
+        subtitle_extra: "; one scale for all rows",
+        y_label: "successes/s",
+        keys,
+        capacity: None,
+    };
+    timechart::render(report, &chart, &rows)
 }

@@ -2,10 +2,10 @@
 //! (DejaVu Sans) and a pure-Rust rasteriser, and the PNG encoder runs with fixed
 //! settings, so the bytes are the same on every machine.
 
+pub mod backlog;
 pub mod delays;
 pub mod goodput;
 pub mod load;
-pub mod queue;
 pub mod recovery;
 pub mod style;
 pub mod sweep;
@@ -42,9 +42,10 @@ pub struct Chart {
     pub render: fn(&Report) -> Result<Vec<u8>, PlotError>,
 }
 
-/// Every chart of a scenario run, in the order they are written.
-pub fn charts() -> [Chart; 4] {
-    [
+/// Every chart of a scenario run, in the order they are written: the recovery
+/// chart only when the scenario has a trigger to recover from.
+pub fn charts(report: &Report) -> Vec<Chart> {
+    let mut charts = vec![
         Chart {
             file_name: "load.png",
             render: load::render,
@@ -54,14 +55,17 @@ pub fn charts() -> [Chart; 4] {
             render: goodput::render,
         },
         Chart {
-            file_name: "queue.png",
-            render: queue::render,
+            file_name: "backlog.png",
+            render: backlog::render,
         },
-        Chart {
+    ];
+    if !report.outages.is_empty() {
+        charts.push(Chart {
             file_name: "recovery.png",
             render: recovery::render,
-        },
-    ]
+        });
+    }
+    charts
 }
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");

@@ -34,10 +34,48 @@ pub const PALETTE: [RGBColor; 7] = [
 pub const REFERENCE: RGBColor = RGBColor(0, 0, 0);
 /// Secondary lines (retries under attempts).
 pub const REFERENCE_GREY: RGBColor = RGBColor(0x66, 0x66, 0x66);
-/// Shading of outage windows.
+/// Shading of trigger (outage) windows.
 pub const OUTAGE_SHADE: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
+/// The recovery marker (a dotted vertical line).
+pub const RECOVERY: RGBColor = RGBColor(0x22, 0x22, 0x22);
+/// Bars of runs that never recovered: dark, unlike any palette colour and
+/// unlike the light grey of trigger shading.
+pub const NEVER: RGBColor = RGBColor(0x4D, 0x4D, 0x4D);
 
 /// The colour of series `i`.
 pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
+}
+
+/// The line pattern of series `i` where lines share a chart: solid for the
+/// first seven (one per colour), then dashed, then dotted, so up to 21 series
+/// differ in colour or pattern. `None` is solid; `Some((dash, gap))` in pixels.
+pub fn pattern(i: usize) -> Option<(u32, u32)> {
+    match (i / PALETTE.len()) % 3 {
+        0 => None,
+        1 => Some((10, 6)),
+        _ => Some((3, 4)),
+    }
+}
+
+/// The marker of series `i` where lines share a chart: circle, triangle or
+/// square, changing with every colour cycle as the pattern does.
+pub fn marker(i: usize) -> usize {
+    (i / PALETTE.len()) % 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn twenty_one_series_are_all_different() {
+        let looks: std::collections::BTreeSet<_> = (0..21)
+            .map(|i| {
+                let c = colour(i);
+                ((c.0, c.1, c.2), pattern(i), marker(i))
+            })
+            .collect();
+        assert_eq!(looks.len(), 21);
+    }
 }

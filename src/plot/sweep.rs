@@ -2,6 +2,7 @@
 //! strategy, its 95% confidence interval as a band), a heatmap per strategy for
 //! two-parameter sweeps, and the timeline of attempts at the last point.
 
+use plotters::coord::CoordTranslate;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -9,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::timechart;
 use super::{PlotError, draw_err, render_png, style};
 use crate::sweep::SweepReport;
-use crate::sweep::figures::{FIGURES, Figure};
+use crate::sweep::figures::{FIGURES, Figure, Stat};
 
 fn strategies(r: &SweepReport) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -21,33 +22,146 @@ fn strategies(r: &SweepReport) -> Vec<String> {
     names
 }
 
-/// (x, mean, ci95 half-width) of `figure` for strategy `name`, points in order;
-/// points without the figure are left out.
+/// (x, value, band half-width) of `figure` for strategy `name`, points in order;
+/// points without the figure are left out. The value is the mean (band: the 95%
+/// confidence interval) or, for a median figure, the median (no band; infinite
+/// for "never").
 fn series(r: &SweepReport, name: &str, figure: usize) -> Vec<(f64, f64, f64)> {
     let axis = &r.sweep.axes[0];
+    let median = FIGURES[figure].stat == Stat::Median;
     r.rows
         .iter()
         .filter(|row| row.strategy == name)
         .filter_map(|row| {
-            let (mean, ci) = row.stats[figure];
+            let (value, ci) = row.stats[figure];
             let x = axis.values[r.sweep.points[row.point].coords[0]].x;
-            mean.map(|m| (x, m, ci.unwrap_or(0.0)))
+            let band = if median { 0.0 } else { ci.unwrap_or(0.0) };
+            value.map(|v| (x, v, band))
         })
         .collect()
 }
 
-fn subtitle(r: &SweepReport) -> String {
-    format!(
-        "scenario {}, seed {}; mean of {} run{} per point; band: 95% confidence interval",
-        r.scenario,
-        r.seed,
-        r.sweep.replications,
-        if r.sweep.replications == 1 { "" } else { "s" }
-    )
+/// "mean of 5 runs per point", or "median of ..." for a median figure.
+fn statistic(r: &SweepReport, f: &Figure, per: &str) -> String {
+    let runs = r.sweep.replications;
+    match f.stat {
+        Stat::Mean => format!(
+            "mean of {runs} run{} per {per}{}",
+            if runs == 1 { "" } else { "s" },
+            if runs > 1 {
+                "; band: 95% confidence interval"
+            } else {
+                ""
+            }
+        ),
+        Stat::Median => format!(
+            "median of {runs} run{} per {per}, a run that never recovered counted as never",
+            if runs == 1 { "" } else { "s" }
+        ),
+    }
 }
 
-/// `<figure>.png` of a one-parameter sweep: the figure's mean against the
-/// parameter, one line per strategy, on a log axis if `log`.
+/// Width of the legend column beside a line chart, pixels.
+const LEGEND_WIDTH: u32 = 270;
+
+/// Draws series `i`'s marker at `at`: circle, triangle or square by
+/// [`style::marker`].
+fn marker<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<DB, CT>,
+    i: usize,
+    at: (f64, f64),
+    colour: RGBColor,
+) -> Result<(), PlotError> {
+    match style::marker(i) {
+        0 => chart
+            .draw_series(std::iter::once(Circle::new(at, 4, colour.filled())))
+            .map(|_| ()),
+        1 => chart
+            .draw_series(std::iter::once(TriangleMarker::new(at, 5, colour.filled())))
+            .map(|_| ()),
+        _ => chart
+            .draw_series(std::iter::once(
+                EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], colour.filled()),
+            ))
+            .map(|_| ()),
+    }
+    .map_err(draw_err)
+}
+
+/// The line of series `i` through `pts`, in its colour and pattern.
+fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<DB, CT>,
+    i: usize,
+    pts: Vec<(f64, f64)>,
+) -> Result<(), PlotError> {
+    let colour = style::colour(i);
+    match style::pattern(i) {
+        None => chart
+            .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
+            .map(|_| ()),
+        Some((dash, gap)) => chart
+            .draw_series(DashedLineSeries::new(
+                pts,
+                dash,
+                gap,
+                colour.stroke_width(2),
+            ))
+            .map(|_| ()),
+    }
+    .map_err(draw_err)
+}
+
+/// The legend column: each strategy's line, marker and name, and the "never"
+/// marker where the figure has one.
+fn legend_column(
+    area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
+    names: &[String],
+    never: bool,
+) -> Result<(), PlotError> {
+    let font =
+        TextStyle::from((style::FONT, style::TICK_SIZE)).pos(Pos::new(HPos::Left, VPos::Center));
+    // Rows of about 28 pixels from the top, however tall the column is.
+    let rows = (area.dim_in_pixel().1 as usize / 28).max(names.len() + 2);
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .build_cartesian_2d(0.0..1.0, 0.0..rows as f64)
+        .map_err(draw_err)?;
+    let top = rows as f64;
+    for (i, name) in names.iter().enumerate() {
+        let y = top - 0.5 - i as f64;
+        line(&mut chart, i, vec![(0.02, y), (0.16, y)])?;
+        marker(&mut chart, i, (0.09, y), style::colour(i))?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                name.clone(),
+                (0.2, y),
+                font.clone(),
+            )))
+            .map_err(draw_err)?;
+    }
+    if never {
+        let y = top - 1.0 - names.len() as f64;
+        chart
+            .draw_series(std::iter::once(Cross::new(
+                (0.09, y),
+                5,
+                style::NEVER.stroke_width(2),
+            )))
+            .map_err(draw_err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                "never recovered (top strip)",
+                (0.2, y),
+                font,
+            )))
+            .map_err(draw_err)?;
+    }
+    Ok(())
+}
+
+/// `<figure>.png` of a one-parameter sweep: the figure against the parameter,
+/// one line per strategy (colour, pattern and marker differ), on a log axis if
+/// `log`; a median figure's "never" points sit in a strip at the top.
 pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8>, PlotError> {
     let f: &Figure = &FIGURES[figure];
     let names = strategies(r);
@@ -56,10 +170,11 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
     let (x_lo, x_hi) = (xs[0], xs[xs.len() - 1]);
     let pad = ((x_hi - x_lo) * 0.02).max(1e-9);
     let x_range = (x_lo - pad)..(x_hi + pad);
-    let points = all.iter().flatten();
-    let y_top = points.clone().map(|p| p.1 + p.2).fold(0.0, f64::max);
-    // The log axis starts at the smallest positive mean (bands may dip below).
-    let y_floor = points
+    let finite = || all.iter().flatten().filter(|p| p.1.is_finite());
+    let never = all.iter().flatten().any(|p| p.1.is_infinite());
+    let y_top = finite().map(|p| p.1 + p.2).fold(0.0, f64::max);
+    // The log axis starts at the smallest positive value (bands may dip below).
+    let y_floor = finite()
         .map(|p| p.1)
         .filter(|m| *m > 0.0)
         .fold(f64::INFINITY, f64::min);
@@ -69,15 +184,23 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
         capitalise(f.label),
         r.sweep.axes[0].parameter
     );
+    let sub = format!(
+        "scenario {}, seed {}; {}",
+        r.scenario,
+        r.seed,
+        statistic(r, f, "point")
+    );
     render_png(style::WIDTH, style::HEIGHT, |root| {
-        let body = timechart::title(root, &title, &subtitle(r))?;
-        let mut builder = ChartBuilder::on(&body);
+        let body = timechart::title(root, &title, &sub)?;
+        let (plot_area, legend) = body.split_horizontally(style::WIDTH - LEGEND_WIDTH);
+        legend_column(&legend, &names, never)?;
+        let mut builder = ChartBuilder::on(&plot_area);
         builder
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(90);
         macro_rules! draw_all {
-            ($chart:expr, $clip:expr) => {{
+            ($chart:expr, $clip:expr, $never_y:expr) => {{
                 let mut chart = $chart;
                 let y_desc = if log {
                     format!("{} (log scale)", f.label)
@@ -89,35 +212,50 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                     .y_desc(y_desc)
                     .draw()
                     .map_err(draw_err)?;
+                let never_y: f64 = $never_y;
                 for (i, pts) in all.iter().enumerate() {
                     let colour = style::colour(i);
                     let clip = $clip;
-                    let band: Vec<(f64, f64)> = pts
+                    let shown: Vec<(f64, f64, f64)> = pts
                         .iter()
-                        .map(|&(x, m, h)| (x, m + h))
-                        .chain(pts.iter().rev().map(|&(x, m, h)| (x, clip(m - h))))
+                        .map(|&(x, m, h)| (x, if m.is_finite() { m } else { never_y }, h))
                         .collect();
+                    if f.stat == Stat::Mean {
+                        let band: Vec<(f64, f64)> = shown
+                            .iter()
+                            .map(|&(x, m, h)| (x, m + h))
+                            .chain(shown.iter().rev().map(|&(x, m, h)| (x, clip(m - h))))
+                            .collect();
+                        chart
+                            .draw_series(std::iter::once(Polygon::new(
+                                band,
+                                colour.mix(0.15).filled(),
+                            )))
+                            .map_err(draw_err)?;
+                    }
+                    line(&mut chart, i, shown.iter().map(|p| (p.0, p.1)).collect())?;
+                    for (&(x, m, _), p) in pts.iter().zip(&shown) {
+                        if m.is_finite() {
+                            marker(&mut chart, i, (p.0, p.1), colour)?;
+                        } else {
+                            chart
+                                .draw_series(std::iter::once(Cross::new(
+                                    (x, never_y),
+                                    6,
+                                    colour.stroke_width(3),
+                                )))
+                                .map_err(draw_err)?;
+                        }
+                    }
+                }
+                if never {
                     chart
-                        .draw_series(std::iter::once(Polygon::new(
-                            band,
-                            colour.mix(0.2).filled(),
+                        .draw_series(std::iter::once(Text::new(
+                            "never",
+                            (x_lo, never_y),
+                            TextStyle::from((style::FONT, style::TICK_SIZE))
+                                .pos(Pos::new(HPos::Left, VPos::Bottom)),
                         )))
-                        .map_err(draw_err)?;
-                    chart
-                        .draw_series(LineSeries::new(
-                            pts.iter().map(|p| (p.0, p.1)),
-                            colour.stroke_width(2),
-                        ))
-                        .map_err(draw_err)?
-                        .label(names[i].as_str())
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
-                        });
-                    chart
-                        .draw_series(
-                            pts.iter()
-                                .map(|&(x, m, _)| Circle::new((x, m), 3, colour.filled())),
-                        )
                         .map_err(draw_err)?;
                 }
                 if no_data {
@@ -128,34 +266,29 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                             (style::FONT, style::LABEL_SIZE),
                         )))
                         .map_err(draw_err)?;
-                } else {
-                    chart
-                        .configure_series_labels()
-                        .position(SeriesLabelPosition::UpperLeft)
-                        .background_style(WHITE.mix(0.85))
-                        .border_style(RGBColor(0xAA, 0xAA, 0xAA))
-                        .label_font((style::FONT, style::TICK_SIZE))
-                        .draw()
-                        .map_err(draw_err)?;
                 }
             }};
         }
         if log && y_floor.is_finite() {
             let lo = y_floor * 0.8;
-            let hi = y_top.max(lo * 10.0) * 1.25;
+            let hi = y_top.max(lo * 10.0) * if never { 2.5 } else { 1.25 };
             draw_all!(
                 builder
                     .build_cartesian_2d(x_range, (lo..hi).log_scale())
                     .map_err(draw_err)?,
-                move |v: f64| v.max(lo)
+                move |v: f64| v.max(lo),
+                hi / 1.3
             );
         } else {
             let lo = points_min(&all).min(0.0);
+            let top = timechart::headroom(y_top);
+            let hi = if never { top * 1.2 } else { top };
             draw_all!(
                 builder
-                    .build_cartesian_2d(x_range, lo..timechart::headroom(y_top))
+                    .build_cartesian_2d(x_range, lo..hi)
                     .map_err(draw_err)?,
-                move |v: f64| v.max(lo)
+                move |v: f64| v.max(lo),
+                top * 1.1
             );
         }
         Ok(())
@@ -163,7 +296,11 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
 }
 
 fn points_min(all: &[Vec<(f64, f64, f64)>]) -> f64 {
-    all.iter().flatten().map(|p| p.1 - p.2).fold(0.0, f64::min)
+    all.iter()
+        .flatten()
+        .filter(|p| p.1.is_finite())
+        .map(|p| p.1 - p.2)
+        .fold(0.0, f64::min)
 }
 
 fn capitalise(s: &str) -> String {
@@ -204,7 +341,8 @@ fn compact(v: f64) -> String {
         format!("{v:.2}")
     } else {
         let decimals = (2.0 - a.log10().floor()) as usize;
-        format!("{v:.decimals$}")
+        let text = format!("{v:.decimals$}");
+        text.trim_end_matches('0').to_string()
     }
 }
 
@@ -221,9 +359,13 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
         .rows
         .iter()
         .filter_map(|row| row.stats[figure].0)
-        .filter(|v| !log || *v > 0.0)
+        .filter(|v| v.is_finite() && (!log || *v > 0.0))
         .map(scale)
         .collect();
+    let never = r
+        .rows
+        .iter()
+        .any(|row| row.stats[figure].0.is_some_and(f64::is_infinite));
     let lo = shown.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = shown.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let t_of = |v: f64| {
@@ -246,11 +388,10 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
     );
     render_png(style::WIDTH, height, |root| {
         let sub = format!(
-            "scenario {}, seed {}; mean of {} run{} per cell; one colour scale{}",
+            "scenario {}, seed {}; {}; one colour scale{}",
             r.scenario,
             r.seed,
-            r.sweep.replications,
-            if r.sweep.replications == 1 { "" } else { "s" },
+            statistic(r, f, "cell"),
             if log { " (log)" } else { "" }
         );
         let body = timechart::title(root, &title, &sub)?;
@@ -291,7 +432,11 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
                 let c = &r.sweep.points[row.point].coords;
                 let (i, j) = (c[0] as i32, c[1] as i32);
                 let mean = row.stats[figure].0.filter(|v| !log || *v > 0.0);
-                let fill = mean.map_or(RGBColor(0xDD, 0xDD, 0xDD), |v| viridis(t_of(v)));
+                let fill = match mean {
+                    None => RGBColor(0xDD, 0xDD, 0xDD),
+                    Some(v) if v.is_infinite() => style::NEVER,
+                    Some(v) => viridis(t_of(v)),
+                };
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
                         [
@@ -302,9 +447,13 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
                     )))
                     .map_err(draw_err)?;
                 if annotate {
-                    let text = mean.map_or("-".to_string(), compact);
+                    let text = match mean {
+                        None => "-".to_string(),
+                        Some(v) if v.is_infinite() => "never".to_string(),
+                        Some(v) => compact(v),
+                    };
                     let ink = match mean {
-                        Some(v) if t_of(v) < 0.6 => WHITE,
+                        Some(v) if v.is_infinite() || t_of(v) < 0.6 => WHITE,
                         _ => BLACK,
                     };
                     let font = TextStyle::from((style::FONT, style::TICK_SIZE - 1))
@@ -320,7 +469,7 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
                 }
             }
         }
-        colour_bar(&legend, lo, hi, log)
+        colour_bar(&legend, lo, hi, log, never)
     })
 }
 
@@ -330,11 +479,25 @@ fn colour_bar(
     lo: f64,
     hi: f64,
     log: bool,
+    never: bool,
 ) -> Result<(), PlotError> {
+    let (top, height, left) = (40, 260, 10);
+    if never {
+        // The swatch of cells whose median run never recovered, under the bar.
+        let y = top + height + 30;
+        area.draw(&Rectangle::new(
+            [(left, y), (left + 24, y + 20)],
+            style::NEVER.filled(),
+        ))
+        .map_err(draw_err)?;
+        let font = TextStyle::from((style::FONT, style::TICK_SIZE - 2))
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        area.draw_text("never", &font, (left + 30, y + 10))
+            .map_err(draw_err)?;
+    }
     if !(lo.is_finite() && hi.is_finite()) {
         return Ok(());
     }
-    let (top, height, left) = (40, 260, 10);
     let steps = 100;
     for s in 0..steps {
         let t = 1.0 - f64::from(s) / f64::from(steps);
@@ -389,7 +552,7 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
     render_png(style::WIDTH, height, |root| {
         let title = format!("Attempts per {} bin, {at}", r.metrics.bucket);
         let sub = format!(
-            "scenario {}, replication 0 (seed {})",
+            "scenario {}, replication 0 (seed {}); trigger shaded grey, dashed: capacity",
             r.scenario,
             crate::sweep::derive_seed(r.seed, r.sweep.points.len().saturating_sub(1), 0)
         );
@@ -407,6 +570,20 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
                 .y_desc(format!("attempts per {}", r.metrics.bucket))
                 .draw()
                 .map_err(draw_err)?;
+            // The trigger and the capacity of this strategy's world at that point.
+            if let Some(world) = r.sweep.points.last().and_then(|p| p.worlds.get(*i)) {
+                for o in &world.outages {
+                    let (s, e) = (o.start.as_secs_f64(), o.end.as_secs_f64().min(x_hi));
+                    if s < e {
+                        chart
+                            .draw_series(std::iter::once(Rectangle::new(
+                                [(s, 0.0), (e, y_hi)],
+                                style::OUTAGE_SHADE.filled(),
+                            )))
+                            .map_err(draw_err)?;
+                    }
+                }
+            }
             let colour = style::colour(*i);
             let bars = bins.iter().enumerate().take(last + 1).map(|(k, b)| {
                 let x0 = k as f64 * width;
@@ -416,6 +593,20 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
                 )
             });
             chart.draw_series(bars).map_err(draw_err)?;
+            let world = r.sweep.points.last().and_then(|p| p.worlds.get(*i));
+            if let Some(c) = world.and_then(|w| w.server.capacity_per_s()) {
+                let per_bucket = c * width;
+                if per_bucket < y_hi {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            [(0.0, per_bucket), (x_hi, per_bucket)],
+                            8,
+                            6,
+                            style::REFERENCE.stroke_width(2),
+                        ))
+                        .map_err(draw_err)?;
+                }
+            }
         }
         Ok(())
     })
@@ -439,6 +630,7 @@ mod tests {
         assert_eq!(compact(12.34), "12.3");
         assert_eq!(compact(1.234), "1.23");
         assert_eq!(compact(0.01234), "0.0123");
+        assert_eq!(compact(0.05), "0.05");
         assert_eq!(compact(0.0), "0");
     }
 }

@@ -1,70 +1,90 @@
-//! The shared shape of the time-series charts: time on x, outages shaded, lines
-//! per strategy and optional dashed reference lines.
+//! The shared shape of the time-series charts: small multiples, one row per
+//! strategy, each row the whole run beside a zoom on the trigger and the
+//! recovery. Triggers are shaded, the capacity is a dashed line, the recovery a
+//! dotted vertical line; one legend strip under the title says what each line is,
+//! so no legend covers data. Values are raw buckets: nothing is smoothed, so
+//! nothing moves in time.
 
 use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, FONT, LABEL_SIZE, TICK_SIZE};
-use super::{PlotError, draw_err};
+use super::{PlotError, draw_err, render_png};
 use crate::metrics::Report;
 
+/// How a line is drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stroke {
+    /// A solid line of this width.
+    Solid(u32),
+    /// A thin dashed line.
+    Dashed,
+    /// A dotted line (the recovery marker).
+    Dotted,
+}
+
 /// One line.
-pub struct Line<'a> {
-    /// Legend text.
-    pub label: &'a str,
+pub struct Line {
     /// Colour.
     pub colour: RGBColor,
+    /// How it is drawn.
+    pub stroke: Stroke,
     /// (t seconds, value) points.
     pub points: Vec<(f64, f64)>,
 }
 
-/// A horizontal dashed reference line.
-pub struct Reference {
-    /// Legend text.
+/// An entry of the legend strip.
+pub struct Key {
+    /// Text.
     pub label: String,
-    /// Height.
-    pub value: f64,
+    /// Colour (`None`: the strategy's own colour, shown as a short run of the
+    /// palette).
+    pub colour: Option<RGBColor>,
+    /// How its line is drawn.
+    pub stroke: Stroke,
 }
 
-/// What one time panel shows.
-pub struct Panel<'a> {
-    /// Caption above the panel (empty for none).
-    pub caption: &'a str,
-    /// y-axis label, with units.
-    pub y_label: &'a str,
+/// One strategy's row.
+pub struct Row {
+    /// Caption above the row: the strategy and its key figures.
+    pub caption: String,
     /// Top of the y axis.
     pub y_max: f64,
-    /// The lines.
-    pub lines: Vec<Line<'a>>,
-    /// Reference lines.
-    pub references: Vec<Reference>,
-    /// Whether to draw the x-axis label.
-    pub x_label: bool,
+    /// The lines, drawn in order.
+    pub lines: Vec<Line>,
+    /// When the run was back to normal, s (a dotted vertical line).
+    pub recovered_at: Option<f64>,
 }
 
-/// The points of per-bucket values `v` at each bucket's start time.
+/// What a chart of small multiples shows.
+pub struct Chart<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// What the chart shows beyond [`subtitle`]'s common facts.
+    pub subtitle_extra: &'a str,
+    /// y-axis label, with units.
+    pub y_label: &'a str,
+    /// The legend strip.
+    pub keys: Vec<Key>,
+    /// The capacity line, if any.
+    pub capacity: Option<f64>,
+}
+
+/// Height of one row, pixels.
+const ROW_HEIGHT: u32 = 200;
+/// Height of the legend strip, pixels.
+const KEY_HEIGHT: u32 = 34;
+/// Width of the whole-run column when there is a zoom beside it, pixels.
+const WHOLE_WIDTH: u32 = 700;
+
+/// The points of per-bucket values `v` at each bucket's centre.
 pub fn series(report: &Report, v: impl Iterator<Item = f64>) -> Vec<(f64, f64)> {
     let w = report.metrics.bucket.as_secs_f64();
-    v.enumerate().map(|(i, y)| (i as f64 * w, y)).collect()
-}
-
-/// One line per strategy, in the palette's order, of the per-bucket values
-/// `values` computes from the strategy's buckets.
-pub fn line_per_strategy<'a>(
-    report: &'a Report,
-    values: impl Fn(&[crate::metrics::Bucket]) -> Vec<f64>,
-) -> Vec<Line<'a>> {
-    report
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Line {
-            label: &r.name,
-            colour: style::colour(i),
-            points: series(report, values(&r.buckets).into_iter()),
-        })
+    v.enumerate()
+        .map(|(i, y)| ((i as f64 + 0.5) * w, y))
         .collect()
 }
 
@@ -93,7 +113,8 @@ where
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
     DB: DrawingBackend,
 {
-    mesh.light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
+    mesh.light_line_style(WHITE)
+        .bold_line_style(RGBColor(0xE4, 0xE4, 0xE4))
         .x_label_formatter(&tick_label)
         .y_label_formatter(&tick_label)
         .label_style((FONT, TICK_SIZE))
@@ -105,75 +126,249 @@ pub fn headroom(max: f64) -> f64 {
     if max > 0.0 { max * 1.08 } else { 1.0 }
 }
 
-/// Draws `panel` into `area`.
-pub fn draw(
+/// The time window worth a closer look: from 3 s before the first trigger to 3 s
+/// after the last recovery, at least 5 s after the last trigger, at most 15 s
+/// after it (the whole run shows the rest). `None` without triggers.
+pub fn zoom_window(report: &Report) -> Option<(f64, f64)> {
+    let start = report.outages.iter().map(|o| o.0).min()?.as_secs_f64();
+    let end = report.outages.iter().map(|o| o.1).max()?.as_secs_f64();
+    let last_recovery = report
+        .runs
+        .iter()
+        .map(|r| r.summary.recovery_time_s.map_or(f64::INFINITY, |t| end + t))
+        .fold(end, f64::max);
+    let to = (last_recovery + 3.0).clamp(end + 5.0, end + 15.0);
+    Some(((start - 3.0).max(0.0), to.min(report.duration_s)))
+}
+
+/// When run `i` was back to normal (absolute seconds), if it recovered.
+pub fn recovered_at(report: &Report, i: usize) -> Option<f64> {
+    let end = report.outages.iter().map(|o| o.1).max()?.as_secs_f64();
+    Some(end + report.runs[i].summary.recovery_time_s?)
+}
+
+/// "recovered 1.6 s after the trigger", "never recovered in the run", or nothing.
+pub fn recovery_phrase(report: &Report, i: usize) -> String {
+    if report.outages.is_empty() {
+        return String::new();
+    }
+    match report.runs[i].summary.recovery_time_s {
+        Some(t) => format!("; recovered {t:.1} s after the trigger"),
+        None => "; never recovered in the run".to_string(),
+    }
+}
+
+/// Draws `chart` with one row per entry of `rows` (strategies in order) and
+/// encodes it.
+pub fn render(report: &Report, chart: &Chart, rows: &[Row]) -> Result<Vec<u8>, PlotError> {
+    let n = rows.len().max(1);
+    let height = 70 + KEY_HEIGHT + ROW_HEIGHT * n as u32 + 10;
+    let zoom = zoom_window(report);
+    render_png(style::WIDTH, height, |root| {
+        let body = title(root, chart.title, &subtitle(report, chart.subtitle_extra))?;
+        let (keys, body) = body.split_vertically(KEY_HEIGHT);
+        legend_strip(&keys, &chart.keys, zoom)?;
+        let (body, _) = body.split_vertically(ROW_HEIGHT * n as u32);
+        for (i, (row, area)) in rows.iter().zip(body.split_evenly((n, 1))).enumerate() {
+            let last = i + 1 == n;
+            let (cap, area) = area.split_vertically(24);
+            // A swatch of the strategy's colour, then its caption in dark ink
+            // (some palette colours are too light for text).
+            cap.draw(&Rectangle::new(
+                [(88, 7), (104, 19)],
+                style::colour(i).filled(),
+            ))
+            .map_err(draw_err)?;
+            cap.draw_text(
+                &row.caption,
+                &TextStyle::from((FONT, LABEL_SIZE)).pos(Pos::new(HPos::Left, VPos::Top)),
+                (112, 3),
+            )
+            .map_err(draw_err)?;
+            let whole = (0.0, report.duration_s);
+            match zoom {
+                Some(z) => {
+                    let (left, right) = area.split_horizontally(WHOLE_WIDTH);
+                    panel(&left, report, chart, row, whole, last)?;
+                    panel(&right, report, chart, row, z, last)?;
+                }
+                None => panel(&area, report, chart, row, whole, last)?,
+            }
+        }
+        Ok(())
+    })
+}
+
+/// One panel of a row over the time range `(from, to)`.
+fn panel(
     area: &DrawingArea<BitMapBackend, Shift>,
     report: &Report,
-    panel: Panel,
+    chart: &Chart,
+    row: &Row,
+    (from, to): (f64, f64),
+    x_label: bool,
 ) -> Result<(), PlotError> {
-    let mut builder = ChartBuilder::on(area);
-    builder
-        .margin(12)
-        .x_label_area_size(if panel.x_label { 45 } else { 28 })
-        .y_label_area_size(80);
-    if !panel.caption.is_empty() {
-        builder.caption(panel.caption, (FONT, LABEL_SIZE + 2));
-    }
-    let mut chart = builder
-        .build_cartesian_2d(0.0..report.duration_s, 0.0..panel.y_max)
+    let mut c = ChartBuilder::on(area)
+        .margin_left(8)
+        .margin_right(16)
+        .margin_top(4)
+        .x_label_area_size(if x_label { 42 } else { 24 })
+        .y_label_area_size(80)
+        .build_cartesian_2d(from..to, 0.0..row.y_max)
         .map_err(draw_err)?;
-    let mut mesh = chart.configure_mesh();
-    house_style(&mut mesh).y_desc(panel.y_label);
-    if panel.x_label {
+    let mut mesh = c.configure_mesh();
+    house_style(&mut mesh)
+        .y_desc(chart.y_label)
+        .x_labels(8)
+        .y_labels(5);
+    if x_label {
         mesh.x_desc("simulated time (s)");
     }
     mesh.draw().map_err(draw_err)?;
-
     for &(start, end) in &report.outages {
-        let rect = [(start.as_secs_f64(), 0.0), (end.as_secs_f64(), panel.y_max)];
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                rect,
+        let (s, e) = (start.as_secs_f64().max(from), end.as_secs_f64().min(to));
+        if s < e {
+            c.draw_series(std::iter::once(Rectangle::new(
+                [(s, 0.0), (e, row.y_max)],
                 style::OUTAGE_SHADE.filled(),
             )))
             .map_err(draw_err)?;
+        }
     }
-    for line in &panel.lines {
-        let colour = line.colour;
-        chart
-            .draw_series(LineSeries::new(
-                line.points.iter().copied(),
-                colour.stroke_width(2),
-            ))
-            .map_err(draw_err)?
-            .label(line.label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
-            });
-    }
-    for r in &panel.references {
-        let pts = [(0.0, r.value), (report.duration_s, r.value)];
-        chart
-            .draw_series(DashedLineSeries::new(
-                pts,
-                8,
-                6,
-                style::REFERENCE.stroke_width(1),
-            ))
-            .map_err(draw_err)?
-            .label(r.label.as_str())
-            .legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], style::REFERENCE.stroke_width(1))
-            });
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(0xAA, 0xAA, 0xAA))
-        .label_font((FONT, TICK_SIZE))
-        .draw()
+    if let Some(cap) = chart.capacity {
+        c.draw_series(DashedLineSeries::new(
+            [(from, cap), (to, cap)],
+            8,
+            6,
+            style::REFERENCE.stroke_width(1),
+        ))
         .map_err(draw_err)?;
+    }
+    let visible = |p: &&(f64, f64)| p.0 >= from - 1.0 && p.0 <= to + 1.0;
+    for line in &row.lines {
+        let pts = line.points.iter().filter(visible).copied();
+        match line.stroke {
+            Stroke::Solid(w) => c
+                .draw_series(LineSeries::new(pts, line.colour.stroke_width(w)))
+                .map(|_| ()),
+            Stroke::Dashed => c
+                .draw_series(DashedLineSeries::new(
+                    pts,
+                    5,
+                    4,
+                    line.colour.stroke_width(1),
+                ))
+                .map(|_| ()),
+            Stroke::Dotted => c
+                .draw_series(DashedLineSeries::new(
+                    pts,
+                    2,
+                    3,
+                    line.colour.stroke_width(2),
+                ))
+                .map(|_| ()),
+        }
+        .map_err(draw_err)?;
+    }
+    if let Some(t) = row.recovered_at.filter(|t| (from..=to).contains(t)) {
+        c.draw_series(DashedLineSeries::new(
+            [(t, 0.0), (t, row.y_max)],
+            2,
+            3,
+            style::RECOVERY.stroke_width(2),
+        ))
+        .map_err(draw_err)?;
+        // The marker is drawn last, over the lines: a recovery at the trigger's
+        // end must not hide under them.
+    }
+    Ok(())
+}
+
+/// The legend strip: each key's line and text, left to right, then which
+/// column is which.
+fn legend_strip(
+    area: &DrawingArea<BitMapBackend, Shift>,
+    keys: &[Key],
+    zoom: Option<(f64, f64)>,
+) -> Result<(), PlotError> {
+    let font = TextStyle::from((FONT, TICK_SIZE)).pos(Pos::new(HPos::Left, VPos::Center));
+    let y = (KEY_HEIGHT / 2) as i32;
+    let mut x = 90;
+    let mut all: Vec<Key> = keys
+        .iter()
+        .map(|k| Key {
+            label: k.label.clone(),
+            colour: k.colour,
+            stroke: k.stroke,
+        })
+        .collect();
+    if zoom.is_some() {
+        all.push(Key {
+            label: "trigger".to_string(),
+            colour: Some(style::OUTAGE_SHADE),
+            stroke: Stroke::Solid(12),
+        });
+        all.push(Key {
+            label: "recovered".to_string(),
+            colour: Some(style::RECOVERY),
+            stroke: Stroke::Dotted,
+        });
+    }
+    for k in &all {
+        let segment = [(x, y), (x + 24, y)];
+        match (k.colour, k.stroke) {
+            (None, Stroke::Solid(w)) => {
+                // The strategy's own colour: a short run of the palette.
+                for (j, c) in style::PALETTE.iter().take(3).enumerate() {
+                    let x0 = x + 8 * j as i32;
+                    area.draw(&PathElement::new(
+                        vec![(x0, y), (x0 + 8, y)],
+                        c.stroke_width(w + 1),
+                    ))
+                    .map_err(draw_err)?;
+                }
+            }
+            (Some(c), Stroke::Solid(w)) => area
+                .draw(&PathElement::new(segment.to_vec(), c.stroke_width(w + 1)))
+                .map_err(draw_err)?,
+            (c, Stroke::Dashed | Stroke::Dotted) => {
+                let c = c.unwrap_or(style::REFERENCE);
+                // Dashes of 8 with gaps of 6, or dots of 2 with gaps of 3.
+                let (dash, step, width) = if k.stroke == Stroke::Dashed {
+                    (8, 14, 1)
+                } else {
+                    (2, 5, 2)
+                };
+                let mut x0 = x;
+                while x0 + dash <= x + 26 {
+                    area.draw(&PathElement::new(
+                        vec![(x0, y), (x0 + dash, y)],
+                        c.stroke_width(width),
+                    ))
+                    .map_err(draw_err)?;
+                    x0 += step;
+                }
+            }
+        }
+        area.draw_text(&k.label, &font, (x + 30, y))
+            .map_err(draw_err)?;
+        x += 30 + 8 * k.label.len() as i32 + 22;
+    }
+    if let Some((from, to)) = zoom {
+        let right = TextStyle::from((FONT, TICK_SIZE))
+            .color(&RGBColor(0x55, 0x55, 0x55))
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        area.draw_text(
+            &format!(
+                "left: the whole run; right: {} s to {} s",
+                tick(from),
+                tick(to)
+            ),
+            &right,
+            (style::WIDTH as i32 - 16, y),
+        )
+        .map_err(draw_err)?;
+    }
     Ok(())
 }
 
@@ -186,27 +381,92 @@ pub fn title<'a>(
     let (top, body) = root.split_vertically(70);
     let centre = (style::WIDTH / 2) as i32;
     let title_style =
-        TextStyle::from((FONT, style::TITLE_SIZE)).pos(plotters::style::text_anchor::Pos::new(
-            plotters::style::text_anchor::HPos::Center,
-            plotters::style::text_anchor::VPos::Top,
-        ));
+        TextStyle::from((FONT, style::TITLE_SIZE)).pos(Pos::new(HPos::Center, VPos::Top));
     top.draw_text(title, &title_style, (centre, 10))
         .map_err(draw_err)?;
     let sub_style = TextStyle::from((FONT, LABEL_SIZE - 2))
         .color(&RGBColor(0x55, 0x55, 0x55))
-        .pos(plotters::style::text_anchor::Pos::new(
-            plotters::style::text_anchor::HPos::Center,
-            plotters::style::text_anchor::VPos::Top,
-        ));
+        .pos(Pos::new(HPos::Center, VPos::Top));
     top.draw_text(subtitle, &sub_style, (centre, 42))
         .map_err(draw_err)?;
     Ok(body)
 }
 
-/// The subtitle every chart carries: scenario, seed, bucket width.
+/// The subtitle every time chart carries: scenario, seed, bucket width.
 pub fn subtitle(report: &Report, extra: &str) -> String {
     format!(
-        "scenario {}, seed {}, {} buckets; outages shaded grey{extra}",
+        "scenario {}, seed {}; raw {} buckets, not smoothed{extra}",
         report.scenario, report.seed, report.metrics.bucket
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{SimDuration, SimTime};
+    use crate::metrics::{MetricsConfig, StrategyReport, Summary, Totals};
+
+    fn report(recoveries: &[Option<f64>]) -> Report {
+        let summary = |t: Option<f64>| Summary {
+            logical_requests: 0,
+            succeeded: 0,
+            failed: 0,
+            in_flight_at_end: 0,
+            attempts: 0,
+            retries: 0,
+            amplification: 0.0,
+            peak_attempts_per_s: 0.0,
+            peak_load_ratio: None,
+            recovery_time_s: t,
+            lost_requests: None,
+            extra_attempts: None,
+            peak_backlog: 0.0,
+            latency_p50_s: None,
+            latency_p99_s: None,
+            latency_mean_s: None,
+            wasted_work_fraction: 0.0,
+            baseline_goodput_per_s: None,
+            totals: Totals::default(),
+        };
+        Report {
+            scenario: "t".into(),
+            seed: 1,
+            capacity_per_s: None,
+            outages: vec![(
+                SimTime::ZERO + SimDuration::from_secs(20),
+                SimTime::ZERO + SimDuration::from_secs(22),
+            )],
+            metrics: MetricsConfig::default(),
+            duration_s: 60.0,
+            runs: recoveries
+                .iter()
+                .map(|&t| StrategyReport {
+                    name: "s".into(),
+                    summary: summary(t),
+                    buckets: Vec::new(),
+                    twin: None,
+                    twin_events: 0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_zoom_covers_the_trigger_and_the_last_recovery() {
+        assert_eq!(zoom_window(&report(&[Some(0.0)])), Some((17.0, 27.0)));
+        assert_eq!(
+            zoom_window(&report(&[Some(1.0), Some(6.5)])),
+            Some((17.0, 31.5))
+        );
+        // Never: the zoom stops 15 s after the trigger.
+        assert_eq!(zoom_window(&report(&[Some(1.0), None])), Some((17.0, 37.0)));
+    }
+
+    #[test]
+    fn bucket_values_sit_at_the_bucket_centre() {
+        let r = report(&[None]);
+        let s = series(&r, [1.0, 2.0].into_iter());
+        assert!((s[0].0 - 0.05).abs() < 1e-12 && (s[1].0 - 0.15).abs() < 1e-12);
+        assert_eq!((s[0].1, s[1].1), (1.0, 2.0));
+    }
 }

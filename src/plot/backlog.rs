@@ -1,0 +1,82 @@
+//! `backlog.png`: the backlog over time, one row per strategy: requests queued
+//! at the server and requests waiting out a backoff (time averages per bucket),
+//! beside the twin's backlog without the trigger.
+
+use super::timechart::{self, Chart, Key, Line, Row, Stroke};
+use super::{PlotError, style};
+use crate::metrics::{Bucket, Report};
+
+/// Draws the chart.
+pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
+    let rows: Vec<Row> = report
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let of =
+                |f: fn(&Bucket) -> f64, b: &[Bucket]| timechart::series(report, b.iter().map(f));
+            let mut lines = vec![
+                Line {
+                    colour: style::colour(i),
+                    stroke: Stroke::Solid(2),
+                    points: of(|b| b.queue_len, &run.buckets),
+                },
+                Line {
+                    colour: style::REFERENCE_GREY,
+                    stroke: Stroke::Solid(2),
+                    points: of(|b| b.backing_off, &run.buckets),
+                },
+            ];
+            if let Some(twin) = &run.twin {
+                lines.push(Line {
+                    colour: style::REFERENCE,
+                    stroke: Stroke::Dashed,
+                    points: of(Bucket::backlog, twin),
+                });
+            }
+            let top = lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.1))
+                .fold(0.0, f64::max);
+            Row {
+                caption: format!(
+                    "{}: peak backlog {:.0}{}",
+                    run.name,
+                    run.summary.peak_backlog,
+                    timechart::recovery_phrase(report, i)
+                ),
+                // Each row its own scale: backlogs span 1 to 20 000.
+                y_max: timechart::headroom(top.max(1.0)),
+                lines,
+                recovered_at: timechart::recovered_at(report, i),
+            }
+        })
+        .collect();
+    let mut keys = vec![
+        Key {
+            label: "queued at the server".into(),
+            colour: None,
+            stroke: Stroke::Solid(2),
+        },
+        Key {
+            label: "waiting to retry".into(),
+            colour: Some(style::REFERENCE_GREY),
+            stroke: Stroke::Solid(2),
+        },
+    ];
+    if !report.outages.is_empty() {
+        keys.push(Key {
+            label: "normal backlog".into(),
+            colour: Some(style::REFERENCE),
+            stroke: Stroke::Dashed,
+        });
+    }
+    let chart = Chart {
+        title: "Backlog: requests queued, and requests waiting to retry",
+        subtitle_extra: "; time averages; each row its own scale",
+        y_label: "requests",
+        keys,
+        capacity: None,
+    };
+    timechart::render(report, &chart, &rows)
+}
