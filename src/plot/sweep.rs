@@ -335,14 +335,17 @@ fn compact(v: f64) -> String {
     let a = v.abs();
     if a >= 100.0 || a == 0.0 {
         format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
     } else {
-        let decimals = (2.0 - a.log10().floor()) as usize;
+        let decimals = if a >= 10.0 {
+            1
+        } else if a >= 1.0 {
+            2
+        } else {
+            (2.0 - a.log10().floor()) as usize
+        };
+        // Trailing zeros say nothing: "1.00" is "1", "0.60" is "0.6".
         let text = format!("{v:.decimals$}");
-        text.trim_end_matches('0').to_string()
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
@@ -391,7 +394,7 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
             "scenario {}, seed {}; {}; one colour scale{}",
             r.scenario,
             r.seed,
-            statistic(r, f, "cell"),
+            statistic(r, f, "cell").replace("; band: 95% confidence interval", ""),
             if log { " (log)" } else { "" }
         );
         let body = timechart::title(root, &title, &sub)?;
@@ -629,6 +632,8 @@ mod tests {
         assert_eq!(compact(1234.4), "1234");
         assert_eq!(compact(12.34), "12.3");
         assert_eq!(compact(1.234), "1.23");
+        assert_eq!(compact(1.0), "1");
+        assert_eq!(compact(0.6), "0.6");
         assert_eq!(compact(0.01234), "0.0123");
         assert_eq!(compact(0.05), "0.05");
         assert_eq!(compact(0.0), "0");
