@@ -39,6 +39,18 @@ fn header(path: &Path) -> String {
         .to_string()
 }
 
+/// The small scenario's summary, figure by figure: a change to any figure (the
+/// recovery rule, lost requests, extra attempts, the backlog) shows here as a
+/// reviewed snapshot diff.
+#[test]
+fn the_small_summary_is_pinned() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("small");
+    run_into("tests/fixtures/small.toml", &out, "2", &["--no-plots"]).success();
+    let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
+    insta::assert_snapshot!("small_summary", summary);
+}
+
 #[test]
 fn run_writes_the_contract_files() {
     let dir = TempDir::new().unwrap();

@@ -276,6 +276,45 @@ mod tests {
         assert_eq!(r.lost_requests, 0);
     }
 
+    /// Random series: the same buckets as their own twin have recovered at the
+    /// trigger's end and lost nothing; taking successes away from the run never
+    /// makes it lose less or recover sooner.
+    #[test]
+    fn properties_over_random_series() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for case in 0..500 {
+            let n = rng.random_range(6..60usize);
+            let twin: Vec<Bucket> = (0..n)
+                .map(|_| Bucket {
+                    successes: rng.random_range(0..200),
+                    attempts: rng.random_range(0..300),
+                    queue_len: rng.random_range(0.0..20.0),
+                    backing_off: rng.random_range(0.0..5.0),
+                    ..Bucket::default()
+                })
+                .collect();
+            let end = rng.random_range(1..n as u64 - 2);
+            let span = (at(end - 1), at(end));
+            let c = cfg(rng.random_range(1..4));
+            let same = judge(&c, &twin, &twin, span);
+            let first_window = (end as usize) + c.smoothing.0 as usize / 1_000_000_000;
+            if first_window <= n {
+                assert_eq!(same.time_s, Some(0.0), "case {case}");
+            }
+            assert_eq!((same.lost_requests, same.extra_attempts), (0, 0));
+            let mut worse = twin.clone();
+            for b in worse.iter_mut().skip(end as usize - 1) {
+                b.successes -= rng.random_range(0..=b.successes);
+            }
+            let r = judge(&c, &worse, &twin, span);
+            assert!(r.lost_requests >= 0, "case {case}");
+            if let (Some(a), Some(b)) = (same.time_s, r.time_s) {
+                assert!(b >= a, "case {case}");
+            }
+        }
+    }
+
     #[test]
     fn a_trigger_that_ends_after_the_last_window_is_never_judged_recovered() {
         let r = judge(&cfg(3), &flat(5, 10), &flat(5, 10), (at(3), at(4)));
