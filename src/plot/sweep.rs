@@ -552,10 +552,19 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
         .points
         .last()
         .map_or(String::new(), |p| r.sweep.describe(p));
+    // Say what is drawn only where it is: the trigger and the capacity.
+    let worlds = r.sweep.points.last().map(|p| p.worlds.as_slice()).unwrap_or(&[]);
+    let mut legend = String::new();
+    if worlds.iter().any(|w| !w.outages.is_empty()) {
+        legend.push_str("; trigger shaded grey");
+    }
+    if worlds.iter().any(|w| w.server.capacity_per_s().is_some()) {
+        legend.push_str("; dashed: capacity");
+    }
     render_png(style::WIDTH, height, |root| {
         let title = format!("Attempts per {} bin, {at}", r.metrics.bucket);
         let sub = format!(
-            "scenario {}, replication 0 (seed {}); trigger shaded grey, dashed: capacity",
+            "scenario {}, replication 0 (seed {}){legend}",
             r.scenario,
             crate::sweep::derive_seed(r.seed, r.sweep.points.len().saturating_sub(1), 0)
         );
