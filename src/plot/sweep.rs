@@ -200,7 +200,9 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
             .x_label_area_size(45)
             .y_label_area_size(90);
         macro_rules! draw_all {
-            ($chart:expr, $clip:expr, $never_y:expr) => {{
+            ($chart:expr, $clip:expr, $never_y:expr, $points_top:expr) => {{
+                let points_top: f64 = $points_top;
+                let (x_range_lo, x_range_hi) = (x_lo - pad, x_hi + pad);
                 let mut chart = $chart;
                 let y_desc = if log {
                     format!("{} (log scale)", f.label)
@@ -233,7 +235,11 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                             )))
                             .map_err(draw_err)?;
                     }
-                    line(&mut chart, i, shown.iter().map(|p| (p.0, p.1)).collect())?;
+                    // Lines join finite values only: a "never" is not a
+                    // value the figure grows towards.
+                    for run in pts.split(|p| p.1.is_infinite()) {
+                        line(&mut chart, i, run.iter().map(|p| (p.0, p.1)).collect())?;
+                    }
                     for (&(x, m, _), p) in pts.iter().zip(&shown) {
                         if m.is_finite() {
                             marker(&mut chart, i, (p.0, p.1), colour)?;
@@ -249,6 +255,16 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                     }
                 }
                 if never {
+                    // The strip's lower edge, between the values and "never".
+                    let edge = (never_y + points_top) / 2.0;
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            [(x_range_lo, edge), (x_range_hi, edge)],
+                            4,
+                            4,
+                            style::REFERENCE_GREY.stroke_width(1),
+                        ))
+                        .map_err(draw_err)?;
                     chart
                         .draw_series(std::iter::once(Text::new(
                             "never",
@@ -277,7 +293,8 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                     .build_cartesian_2d(x_range, (lo..hi).log_scale())
                     .map_err(draw_err)?,
                 move |v: f64| v.max(lo),
-                hi / 1.3
+                hi / 1.3,
+                y_top.max(lo)
             );
         } else {
             let lo = points_min(&all).min(0.0);
@@ -288,7 +305,8 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                     .build_cartesian_2d(x_range, lo..hi)
                     .map_err(draw_err)?,
                 move |v: f64| v.max(lo),
-                top * 1.1
+                top * 1.1,
+                top
             );
         }
         Ok(())
@@ -553,7 +571,12 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
         .last()
         .map_or(String::new(), |p| r.sweep.describe(p));
     // Say what is drawn only where it is: the trigger and the capacity.
-    let worlds = r.sweep.points.last().map(|p| p.worlds.as_slice()).unwrap_or(&[]);
+    let worlds = r
+        .sweep
+        .points
+        .last()
+        .map(|p| p.worlds.as_slice())
+        .unwrap_or(&[]);
     let mut legend = String::new();
     if worlds.iter().any(|w| !w.outages.is_empty()) {
         legend.push_str("; trigger shaded grey");

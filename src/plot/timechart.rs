@@ -95,7 +95,8 @@ pub fn tick(v: f64) -> String {
     } else if v.abs() >= 1.0 {
         format!("{v:.1}")
     } else {
-        format!("{v:.2}")
+        let text = format!("{v:.2}");
+        text.trim_end_matches('0').to_string()
     }
 }
 
