@@ -109,22 +109,25 @@ fn run_writes_the_contract_files() {
 
 #[test]
 fn output_is_byte_identical_across_thread_counts() {
-    let dir = TempDir::new().unwrap();
-    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
-    run_into("tests/fixtures/small.toml", &one, "1", &[]).success();
-    run_into("tests/fixtures/small.toml", &two, "2", &[]).success();
-    assert_same_files(
-        &one,
-        &two,
-        &[
-            "summary.csv",
-            "timeseries.csv",
-            "load.png",
-            "goodput.png",
-            "backlog.png",
-            "recovery.png",
-        ],
-    );
+    // The small scenario, and one with every overload behaviour and trigger on.
+    for fixture in ["tests/fixtures/small.toml", "tests/fixtures/overload.toml"] {
+        let dir = TempDir::new().unwrap();
+        let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+        run_into(fixture, &one, "1", &[]).success();
+        run_into(fixture, &two, "2", &[]).success();
+        assert_same_files(
+            &one,
+            &two,
+            &[
+                "summary.csv",
+                "timeseries.csv",
+                "load.png",
+                "goodput.png",
+                "backlog.png",
+                "recovery.png",
+            ],
+        );
+    }
 }
 
 #[test]

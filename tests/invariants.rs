@@ -184,6 +184,11 @@ fn every_mechanism_at_once() {
 }
 
 #[test]
+fn every_overload_behaviour_and_trigger() {
+    check("tests/fixtures/overload.toml");
+}
+
+#[test]
 fn aws_occ_scenario() {
     check("scenarios/aws-jitter.toml");
 }

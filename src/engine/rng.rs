@@ -18,9 +18,13 @@ pub enum Stream {
     Network = 3,
     /// Backoff jitter.
     Jitter = 4,
+    /// Triggers: a spike's extra arrivals, a transient failure's draws. Apart
+    /// from the workload, so a trigger leaves the usual arrivals as they are
+    /// and the run stays comparable with its twin without the trigger.
+    Trigger = 5,
 }
 
-/// The four streams of one run.
+/// The streams of one run.
 pub struct RngStreams {
     /// See [`Stream::Workload`].
     pub workload: ChaCha8Rng,
@@ -30,6 +34,8 @@ pub struct RngStreams {
     pub network: ChaCha8Rng,
     /// See [`Stream::Jitter`].
     pub jitter: ChaCha8Rng,
+    /// See [`Stream::Trigger`].
+    pub trigger: ChaCha8Rng,
 }
 
 /// One stream of `seed` for `purpose`.
@@ -47,6 +53,7 @@ impl RngStreams {
             service: stream(seed, Stream::Service),
             network: stream(seed, Stream::Network),
             jitter: stream(seed, Stream::Jitter),
+            trigger: stream(seed, Stream::Trigger),
         }
     }
 }

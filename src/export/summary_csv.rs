@@ -5,7 +5,7 @@ use crate::metrics::Report;
 use crate::retry::Outcome;
 
 /// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 32] = [
+pub const COLUMNS: [&str; 34] = [
     "strategy",
     "logical_requests",
     "succeeded",
@@ -38,6 +38,8 @@ pub const COLUMNS: [&str; 32] = [
     "lost_requests",
     "extra_attempts",
     "peak_backlog",
+    "crashes",
+    "reject_work_fraction",
 ];
 
 /// Writes `summary.csv`.
@@ -98,6 +100,15 @@ impl Exporter for SummaryCsv {
                 s.lost_requests.map_or(String::new(), |v| v.to_string()),
                 s.extra_attempts.map_or(String::new(), |v| v.to_string()),
                 fixed(Some(s.peak_backlog), 1),
+                t.crashes.to_string(),
+                fixed(
+                    Some(if t.busy_ns == 0 {
+                        0.0
+                    } else {
+                        t.reject_ns as f64 / t.busy_ns as f64
+                    }),
+                    6,
+                ),
             ]
         });
         to_csv(std::iter::once(header).chain(rows))

@@ -88,6 +88,12 @@ pub struct Totals {
     pub rejected_first: u64,
     /// Queued attempts dropped unserved because their clients had stopped waiting.
     pub expired_dropped: u64,
+    /// Times the server crashed under overload.
+    pub crashes: u64,
+    /// Nanoseconds of worker time spent refusing requests (part of `busy_ns`).
+    pub reject_ns: u64,
+    /// Logical requests a load spike added (included in `started`).
+    pub spike_requests: u64,
 }
 
 impl Totals {
@@ -270,6 +276,22 @@ impl Recorder {
     pub fn rejected_locally(&mut self, first: bool) {
         self.totals.rejected_locally += 1;
         self.totals.rejected_first += u64::from(first);
+    }
+
+    /// A load spike added a logical request.
+    pub fn spike_request(&mut self) {
+        self.totals.spike_requests += 1;
+    }
+
+    /// The server crashed.
+    pub fn crash(&mut self) {
+        self.totals.crashes += 1;
+    }
+
+    /// A worker spent `work` refusing a request.
+    pub fn reject_work(&mut self, work: SimDuration) {
+        self.totals.busy_ns += work.0;
+        self.totals.reject_ns += work.0;
     }
 
     /// An arrival was shed (answered 429).

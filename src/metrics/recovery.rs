@@ -40,7 +40,8 @@ pub struct Recovery {
     pub time_s: Option<f64>,
     /// Successes the twin had and the run did not, from the bucket where the
     /// first trigger starts to the recovery (the run's end if it never
-    /// recovered): requests failed or never served because of the trigger.
+    /// recovered), plus the requests a load spike added (demand the twin did
+    /// not have): requests failed or never served because of the trigger.
     pub lost_requests: i64,
     /// Attempts the run sent beyond the twin's over the same buckets.
     pub extra_attempts: i64,
@@ -120,12 +121,15 @@ impl Judge {
 }
 
 /// Compares `run` with `twin` (the same world without its triggers) after
-/// triggers that span `[start, end)`; windows of `cfg.smoothing`.
+/// triggers that span `[start, end)`; windows of `cfg.smoothing`. `added` is
+/// the logical requests the triggers added (a load spike's), demand that the
+/// twin did not have to serve.
 pub fn judge(
     cfg: &MetricsConfig,
     run: &[Bucket],
     twin: &[Bucket],
     (start, end): (SimTime, SimTime),
+    added: u64,
 ) -> Recovery {
     let n = run.len().min(twin.len());
     let (run, twin) = (&run[..n], &twin[..n]);
@@ -157,7 +161,7 @@ pub fn judge(
     };
     Recovery {
         time_s: at.map(|i| SimDuration((i as u64 * w).saturating_sub(end.0)).as_secs_f64()),
-        lost_requests: diff(|b| b.successes),
+        lost_requests: diff(|b| b.successes) + added as i64,
         extra_attempts: -diff(|b| b.attempts),
     }
 }
@@ -201,7 +205,7 @@ mod tests {
     fn recovery_is_the_first_bucket_after_the_last_shortfall() {
         // Twin: 100 per bucket, no noise. Trigger [3, 4); a dip at 6.
         let run = buckets(&[100, 100, 100, 0, 100, 100, 50, 100, 100, 100], &[0.0; 10]);
-        let r = judge(&cfg(1), &run, &flat(10, 100), (at(3), at(4)));
+        let r = judge(&cfg(1), &run, &flat(10, 100), (at(3), at(4)), 0);
         assert_eq!(r.time_s, Some(3.0));
         // Lost: 100 in the trigger, 50 in the dip.
         assert_eq!(r.lost_requests, 150);
@@ -211,7 +215,7 @@ mod tests {
     #[test]
     fn goodput_above_normal_is_normal() {
         let run = buckets(&[100, 100, 0, 180, 120, 100, 100], &[0.0; 7]);
-        let r = judge(&cfg(2), &run, &flat(7, 100), (at(2), at(3)));
+        let r = judge(&cfg(2), &run, &flat(7, 100), (at(2), at(3)), 0);
         assert_eq!(r.time_s, Some(0.0));
         // Counted to the recovery only: with no backlog left, the surplus after
         // it is not the trigger's to make up.
@@ -226,7 +230,7 @@ mod tests {
             &[100, 100, 100, 0, 100, 100, 100, 100, 100, 100],
             &[0.0, 0.0, 0.0, 0.0, 80.0, 40.0, 0.0, 0.0, 0.0, 0.0],
         );
-        let r = judge(&cfg(1), &run, &flat(10, 100), (at(3), at(4)));
+        let r = judge(&cfg(1), &run, &flat(10, 100), (at(3), at(4)), 0);
         assert_eq!(r.time_s, Some(2.0));
     }
 
@@ -240,20 +244,20 @@ mod tests {
             &[100, 100, 100, 0, 100, 100, 100, 100, 100, 100],
             &[0.0, 0.0, 0.0, 0.0, 24.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         );
-        let r = judge(&cfg(3), &run, &flat(10, 100), (at(3), at(4)));
+        let r = judge(&cfg(3), &run, &flat(10, 100), (at(3), at(4)), 0);
         assert_eq!(r.time_s, Some(1.0));
         let loose = MetricsConfig {
             recovery_fraction: 0.7, // tolerance: 30 waiting
             ..cfg(3)
         };
-        let r = judge(&loose, &run, &flat(10, 100), (at(3), at(4)));
+        let r = judge(&loose, &run, &flat(10, 100), (at(3), at(4)), 0);
         assert_eq!(r.time_s, Some(0.0));
     }
 
     #[test]
     fn a_run_that_ends_below_normal_never_recovered() {
         let run = buckets(&[100, 100, 0, 0, 0, 0], &[0.0; 6]);
-        let r = judge(&cfg(2), &run, &flat(6, 100), (at(2), at(3)));
+        let r = judge(&cfg(2), &run, &flat(6, 100), (at(2), at(3)), 0);
         assert_eq!(r.time_s, None);
         assert_eq!(r.lost_requests, 400);
     }
@@ -270,6 +274,7 @@ mod tests {
             &buckets(&run, &[0.0; 10]),
             &buckets(&twin, &[0.0; 10]),
             (at(2), at(3)),
+            0,
         );
         assert_eq!(r.time_s, Some(0.0));
         // The dip is after the recovery, so it is not counted as lost.
@@ -297,7 +302,7 @@ mod tests {
             let end = rng.random_range(1..n as u64 - 2);
             let span = (at(end - 1), at(end));
             let c = cfg(rng.random_range(1..4));
-            let same = judge(&c, &twin, &twin, span);
+            let same = judge(&c, &twin, &twin, span, 0);
             let first_window = (end as usize) + c.smoothing.0 as usize / 1_000_000_000;
             if first_window <= n {
                 assert_eq!(same.time_s, Some(0.0), "case {case}");
@@ -307,7 +312,7 @@ mod tests {
             for b in worse.iter_mut().skip(end as usize - 1) {
                 b.successes -= rng.random_range(0..=b.successes);
             }
-            let r = judge(&c, &worse, &twin, span);
+            let r = judge(&c, &worse, &twin, span, 0);
             assert!(r.lost_requests >= 0, "case {case}");
             if let (Some(a), Some(b)) = (same.time_s, r.time_s) {
                 assert!(b >= a, "case {case}");
@@ -317,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_trigger_that_ends_after_the_last_window_is_never_judged_recovered() {
-        let r = judge(&cfg(3), &flat(5, 10), &flat(5, 10), (at(3), at(4)));
+        let r = judge(&cfg(3), &flat(5, 10), &flat(5, 10), (at(3), at(4)), 0);
         assert_eq!(r.time_s, None);
     }
 }

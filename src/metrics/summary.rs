@@ -109,7 +109,7 @@ pub fn summarize(
         .zip(outages.iter().map(|o| o.1).max());
     let recovery: Option<Recovery> = span
         .zip(twin)
-        .map(|(span, twin)| judge(cfg, buckets, twin, span));
+        .map(|(span, twin)| judge(cfg, buckets, twin, span, totals.spike_requests));
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     Summary {
         logical_requests: totals.started,

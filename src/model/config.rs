@@ -76,6 +76,72 @@ pub struct ServerConfig {
     pub drop_expired: bool,
     /// Load shedding: answer 429 at once when this many requests already wait.
     pub shed: Option<Shedding>,
+    /// How the server behaves under overload (all off by default).
+    pub overload: Overload,
+}
+
+/// Server behaviours under overload, each off by default (README.md, "Servers
+/// that fall over", says where each comes from).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Overload {
+    /// Crash when an arrival would make the requests held (queued plus in
+    /// service) exceed this: everything held fails with a reset, connections are
+    /// refused for `restart`, and the server comes back empty.
+    pub crash_at: Option<u32>,
+    /// Down time after a crash (default 10 s).
+    pub restart: SimDuration,
+    /// Capacity right after a restart (a crash or a `reset` outage), as a
+    /// fraction of full capacity; 1 for none.
+    pub cold_capacity: f64,
+    /// Time over which capacity returns linearly from `cold_capacity` to full.
+    pub warmup: SimDuration,
+    /// Worker time spent refusing one request (a 503 for a full queue, a 429 from
+    /// shedding); `None`: refusing is free.
+    pub reject_cost: Option<SimDuration>,
+    /// Contention (alpha of the Universal Scalability Law): with `n` requests
+    /// held, a service takes `1 + alpha (n - 1) + beta n (n - 1)` times longer.
+    pub contention: f64,
+    /// Coherency (beta of the Universal Scalability Law), see `contention`.
+    pub coherency: f64,
+}
+
+impl Default for Overload {
+    fn default() -> Self {
+        Overload {
+            crash_at: None,
+            restart: SimDuration::from_secs(10),
+            cold_capacity: 1.0,
+            warmup: SimDuration::ZERO,
+            reject_cost: None,
+            contention: 0.0,
+            coherency: 0.0,
+        }
+    }
+}
+
+impl Overload {
+    /// How many times longer a service takes with `held` requests in the server
+    /// (the one starting included): the Universal Scalability Law's
+    /// `1 + alpha (n - 1) + beta n (n - 1)`.
+    pub fn slowdown(&self, held: usize) -> f64 {
+        let n = held.max(1) as f64;
+        1.0 + self.contention * (n - 1.0) + self.coherency * n * (n - 1.0)
+    }
+
+    /// Share of full capacity at `now` after a restart at `since`.
+    pub fn warmth(&self, since: Option<SimTime>, now: SimTime) -> f64 {
+        match since {
+            Some(t0) if self.cold_capacity < 1.0 => {
+                let done = if self.warmup.0 == 0 {
+                    1.0
+                } else {
+                    ((now.0.saturating_sub(t0.0)) as f64 / self.warmup.0 as f64).min(1.0)
+                };
+                self.cold_capacity + (1.0 - self.cold_capacity) * done
+            }
+            _ => 1.0,
+        }
+    }
 }
 
 /// Queue discipline.
@@ -125,6 +191,19 @@ pub enum OutageKind {
         /// Remaining capacity, in (0, 1].
         factor: f64,
     },
+    /// A load spike: extra logical requests arrive as a Poisson process at
+    /// `rate` per second during the window, on top of the usual load; each is
+    /// its own client (open loop) and retries like the others.
+    Spike {
+        /// Extra arrivals per second.
+        rate: f64,
+    },
+    /// Transient failures: each attempt that reaches the server during the
+    /// window is answered 503 at once with probability `p`, independently.
+    Errors {
+        /// Probability that an attempt fails.
+        p: f64,
+    },
 }
 
 impl OutageKind {
@@ -135,6 +214,8 @@ impl OutageKind {
             OutageKind::Unavailable { .. } => "503",
             OutageKind::Blackhole => "blackhole",
             OutageKind::Brownout { .. } => "brownout",
+            OutageKind::Spike { .. } => "spike",
+            OutageKind::Errors { .. } => "errors",
         }
     }
 }

@@ -28,6 +28,10 @@ pub enum Kind {
     ReadAtServer,
     /// The circuit breaker's open time may be over.
     BreakerTimer,
+    /// The server is back from a crash.
+    Restart,
+    /// A load spike's extra request arrives; `aux` is the spike's outage index.
+    SpikeArrival,
 }
 
 /// One scheduled event.

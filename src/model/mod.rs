@@ -12,7 +12,8 @@ pub mod server;
 pub mod sim;
 
 pub use config::{
-    Discipline, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig,
+    Discipline, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
+    WorldConfig,
 };
 pub use dist::Dist;
 pub use measure::{Measured, run_measured};

@@ -1,12 +1,18 @@
-//! The capacity-limited server: `workers` in parallel, a bounded FIFO queue, and
-//! the state of the current outage. It decides; the run loop schedules.
+//! The capacity-limited server: `workers` in parallel, a bounded FIFO queue, the
+//! state of the current outage, and how it behaves under overload (crashes, cold
+//! starts, the cost of refusing, contention). It decides; the run loop schedules.
 
 use std::collections::VecDeque;
 
 use rand::Rng;
 
 use crate::engine::{SimDuration, SimTime};
-use crate::model::{Discipline, Dist, OutageKind, ServerConfig, Shedding};
+use crate::model::{Discipline, Dist, OutageKind, Overload, ServerConfig, Shedding};
+
+/// Refusals waiting for a worker when refusing costs work, at most: Linux's
+/// default listen backlog (`net.core.somaxconn`, 4096 since kernel 5.4). An
+/// arrival beyond it is never answered, as a connection the kernel drops.
+pub const ACCEPT_BACKLOG: usize = 4096;
 
 /// One attempt inside the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +45,11 @@ pub enum Admission {
     Rejected(Rejection),
     /// Swallowed by a blackhole: never answered.
     Dropped,
+    /// Refused, but refusing costs work: the answer goes out when a worker has
+    /// done it.
+    Deferred,
+    /// The server crashed: the caller calls [`Server::crash`].
+    Crash,
 }
 
 /// An immediate error answer.
@@ -56,6 +67,8 @@ pub enum Rejection {
 struct Running {
     job: Job,
     started: SimTime,
+    /// Set when the worker is refusing this job rather than serving it.
+    refusing: Option<Rejection>,
 }
 
 /// The server's state during a run.
@@ -72,6 +85,13 @@ pub struct Server {
     epoch: u32,
     outage: Option<OutageKind>,
     speed: f64,
+    overload: Overload,
+    /// Refusals waiting for a worker (only when refusing costs work).
+    refusals: VecDeque<(Job, Rejection)>,
+    /// Down after a crash, until [`Server::restart`].
+    crashed: bool,
+    /// When the server last came back from a crash or a `reset` outage.
+    restarted_at: Option<SimTime>,
 }
 
 /// A job the server finished or dropped, with the service time it consumed.
@@ -81,6 +101,8 @@ pub struct Finished {
     pub job: Job,
     /// Service time spent on it.
     pub service: SimDuration,
+    /// Set when the work was refusing it: the answer to send.
+    pub refused: Option<Rejection>,
 }
 
 impl Server {
@@ -99,6 +121,24 @@ impl Server {
             epoch: 0,
             outage: None,
             speed: 1.0,
+            overload: cfg.overload,
+            refusals: VecDeque::new(),
+            crashed: false,
+            restarted_at: None,
+        }
+    }
+
+    /// Requests the server holds: queued, in service or being refused.
+    pub fn held(&self) -> usize {
+        self.queue.len() + self.busy() + self.refusals.len()
+    }
+
+    /// The probability that an arriving attempt fails at once (an `errors`
+    /// trigger in force), else 0.
+    pub fn error_rate(&self) -> f64 {
+        match self.outage {
+            Some(OutageKind::Errors { p }) if !self.crashed => p,
+            _ => 0.0,
         }
     }
 
@@ -125,37 +165,86 @@ impl Server {
     ) -> Option<(u32, SimTime)> {
         let worker = self.free.pop()?;
         let mut service = self.service.sample(rng);
-        if self.speed != 1.0 {
-            service = SimDuration::from_nanos_f64(service.as_nanos_f64() / self.speed);
+        // The brownout's factor, the warm-up after a restart, and contention among
+        // the requests held (this one included, as it is now in service).
+        let speed = self.speed * self.overload.warmth(self.restarted_at, now)
+            / self.overload.slowdown(self.held());
+        if speed != 1.0 {
+            service = SimDuration::from_nanos_f64(service.as_nanos_f64() / speed);
         }
-        self.running[worker as usize] = Some(Running { job, started: now });
+        self.running[worker as usize] = Some(Running {
+            job,
+            started: now,
+            refusing: None,
+        });
         Some((worker, now + service))
+    }
+
+    /// Starts refusing `job` on a free worker, if any: it takes `cost`.
+    fn start_refusal(
+        &mut self,
+        job: Job,
+        why: Rejection,
+        now: SimTime,
+        cost: SimDuration,
+    ) -> Option<(u32, SimTime)> {
+        let worker = self.free.pop()?;
+        self.running[worker as usize] = Some(Running {
+            job,
+            started: now,
+            refusing: Some(why),
+        });
+        Some((worker, now + cost))
+    }
+
+    /// Refuses `job`: at once when refusing is free, else after a worker has
+    /// spent `reject_cost` on it (queued behind other refusals, ahead of work).
+    fn refuse(&mut self, job: Job, why: Rejection) -> Admission {
+        if self.overload.reject_cost.is_none() {
+            return Admission::Rejected(why);
+        }
+        // Every worker is busy (it is why this job is refused): wait for one.
+        if self.refusals.len() >= ACCEPT_BACKLOG {
+            return Admission::Dropped;
+        }
+        self.refusals.push_back((job, why));
+        Admission::Deferred
     }
 
     /// An attempt arrives at `now`.
     pub fn admit<R: Rng + ?Sized>(&mut self, job: Job, now: SimTime, rng: &mut R) -> Admission {
+        if self.crashed {
+            return Admission::Rejected(Rejection::Refused);
+        }
         match self.outage {
             Some(OutageKind::Reset) => return Admission::Rejected(Rejection::Refused),
             Some(OutageKind::Unavailable { retry_after }) => {
                 return Admission::Rejected(Rejection::Unavailable(retry_after));
             }
             Some(OutageKind::Blackhole) => return Admission::Dropped,
-            Some(OutageKind::Brownout { .. }) | None => {}
+            _ => {}
         }
         if self.drop_expired && job.deadline <= now {
             return Admission::Dropped;
+        }
+        if self
+            .overload
+            .crash_at
+            .is_some_and(|limit| self.held() >= limit as usize)
+        {
+            return Admission::Crash;
         }
         if let Some((worker, done_at)) = self.start(job, now, rng) {
             return Admission::Started { worker, done_at };
         }
         if let Some(shed) = self.shed.filter(|s| self.queue.len() >= s.at as usize) {
-            return Admission::Rejected(Rejection::Shed(shed.retry_after));
+            return self.refuse(job, Rejection::Shed(shed.retry_after));
         }
         if self.queue.len() < self.queue_capacity {
             self.queue.push_back(job);
             return Admission::Queued;
         }
-        Admission::Rejected(Rejection::Unavailable(None))
+        self.refuse(job, Rejection::Unavailable(None))
     }
 
     /// Worker `worker` finishes at `now` the job it started in `epoch`. Returns the
@@ -178,7 +267,16 @@ impl Server {
         let finished = Finished {
             job: running.job,
             service: now - running.started,
+            refused: running.refusing,
         };
+        // Refusals first: the server answers what it cannot take before it
+        // takes more work, as an accept loop does.
+        if let (Some((job, why)), Some(cost)) =
+            (self.refusals.front().copied(), self.overload.reject_cost)
+        {
+            self.refusals.pop_front();
+            return Some((finished, self.start_refusal(job, why, now, cost)));
+        }
         let next = loop {
             let job = match self.discipline {
                 Discipline::Fifo => self.queue.pop_front(),
@@ -201,12 +299,22 @@ impl Server {
             self.speed = factor;
             return;
         }
+        if matches!(kind, OutageKind::Spike { .. } | OutageKind::Errors { .. }) {
+            return;
+        }
+        self.flush(now, flushed);
+    }
+
+    /// Empties the server: every job in service (or being refused), queued or
+    /// waiting to be refused is appended to `flushed`.
+    fn flush(&mut self, now: SimTime, flushed: &mut Vec<Finished>) {
         self.epoch = self.epoch.wrapping_add(1);
         for (worker, slot) in self.running.iter_mut().enumerate() {
             if let Some(r) = slot.take() {
                 flushed.push(Finished {
                     job: r.job,
                     service: now - r.started,
+                    refused: r.refusing,
                 });
                 self.free.push(worker as u32);
             }
@@ -216,11 +324,36 @@ impl Server {
         flushed.extend(self.queue.drain(..).map(|job| Finished {
             job,
             service: SimDuration::ZERO,
+            refused: None,
+        }));
+        flushed.extend(self.refusals.drain(..).map(|(job, why)| Finished {
+            job,
+            service: SimDuration::ZERO,
+            refused: Some(why),
         }));
     }
 
-    /// The outage ends: full capacity again.
-    pub fn end_outage(&mut self) {
+    /// The server crashes at `now`: everything it holds is appended to
+    /// `flushed` (to be answered with a reset) and it refuses connections until
+    /// [`Server::restart`]. Returns when it will be back.
+    pub fn crash(&mut self, now: SimTime, flushed: &mut Vec<Finished>) -> SimTime {
+        self.flush(now, flushed);
+        self.crashed = true;
+        now + self.overload.restart
+    }
+
+    /// The server is back from a crash at `now`, empty and cold.
+    pub fn restart(&mut self, now: SimTime) {
+        self.crashed = false;
+        self.restarted_at = Some(now);
+    }
+
+    /// The outage ends at `now`: full capacity again, after a warm-up if the
+    /// outage was a `reset` (a restart).
+    pub fn end_outage(&mut self, now: SimTime) {
+        if self.outage == Some(OutageKind::Reset) {
+            self.restarted_at = Some(now);
+        }
         self.outage = None;
         self.speed = 1.0;
     }
@@ -239,6 +372,7 @@ mod tests {
             discipline: Discipline::Fifo,
             drop_expired: false,
             shed: None,
+            overload: Overload::default(),
         }
     }
 
@@ -315,7 +449,7 @@ mod tests {
             s.admit(job(2), SimTime(5), &mut rng),
             Admission::Rejected(Rejection::Refused)
         );
-        s.end_outage();
+        s.end_outage(SimTime(6));
         assert!(matches!(
             s.admit(job(3), SimTime(6), &mut rng),
             Admission::Started { .. }
@@ -339,7 +473,7 @@ mod tests {
                 ..
             }
         ));
-        s.end_outage();
+        s.end_outage(SimTime(6));
         s.begin_outage(OutageKind::Blackhole, SimTime(1), &mut flushed);
         assert_eq!(flushed.len(), 1, "the job in service is lost");
         assert_eq!(s.admit(job(1), SimTime(2), &mut rng), Admission::Dropped);
@@ -412,5 +546,139 @@ mod tests {
             s.admit(job(3), SimTime(0), &mut rng),
             Admission::Rejected(Rejection::Shed(ra))
         );
+    }
+
+    fn with(overload: Overload, workers: u32, queue: u32) -> Server {
+        Server::new(&ServerConfig {
+            overload,
+            ..cfg(workers, queue)
+        })
+    }
+
+    #[test]
+    fn crashes_when_held_would_pass_the_limit_and_restarts_empty() {
+        let mut rng = stream(1, Stream::Service);
+        let mut s = with(
+            Overload {
+                crash_at: Some(3),
+                restart: SimDuration(100),
+                ..Overload::default()
+            },
+            1,
+            10,
+        );
+        for i in 0..3 {
+            assert_ne!(s.admit(job(i), SimTime(0), &mut rng), Admission::Crash);
+        }
+        assert_eq!(s.held(), 3);
+        // The fourth would make four held: the server crashes.
+        assert_eq!(s.admit(job(3), SimTime(1), &mut rng), Admission::Crash);
+        let mut flushed = Vec::new();
+        assert_eq!(s.crash(SimTime(1), &mut flushed), SimTime(101));
+        let slots: Vec<u32> = flushed.iter().map(|f| f.job.slot).collect();
+        assert_eq!(slots, [0, 1, 2]);
+        assert_eq!(s.held(), 0);
+        assert_eq!(
+            s.admit(job(4), SimTime(50), &mut rng),
+            Admission::Rejected(Rejection::Refused)
+        );
+        s.restart(SimTime(101));
+        assert!(matches!(
+            s.admit(job(5), SimTime(101), &mut rng),
+            Admission::Started { .. }
+        ));
+    }
+
+    #[test]
+    fn a_cold_server_is_slower_until_it_has_warmed_up() {
+        let mut rng = stream(1, Stream::Service);
+        let mut s = with(
+            Overload {
+                cold_capacity: 0.5,
+                warmup: SimDuration(100),
+                ..Overload::default()
+            },
+            1,
+            10,
+        );
+        let done = |s: &mut Server, t: u64, rng: &mut _| match s.admit(job(0), SimTime(t), rng) {
+            Admission::Started { done_at, worker } => {
+                s.complete(worker, s.epoch(), done_at, rng, &mut Vec::new());
+                done_at.0 - t
+            }
+            other => panic!("{other:?}"),
+        };
+        // Never restarted: warm. Constant 10 ns services.
+        assert_eq!(done(&mut s, 0, &mut rng), 10);
+        let mut flushed = Vec::new();
+        s.begin_outage(OutageKind::Reset, SimTime(100), &mut flushed);
+        s.end_outage(SimTime(200));
+        // At the restart, half capacity: twice as long; half-way, 75%; then full.
+        assert_eq!(done(&mut s, 200, &mut rng), 20);
+        assert_eq!(done(&mut s, 250, &mut rng), 13);
+        assert_eq!(done(&mut s, 300, &mut rng), 10);
+        // A 503 outage is not a restart.
+        s.begin_outage(
+            OutageKind::Unavailable { retry_after: None },
+            SimTime(400),
+            &mut flushed,
+        );
+        s.end_outage(SimTime(500));
+        assert_eq!(done(&mut s, 500, &mut rng), 10);
+    }
+
+    #[test]
+    fn refusing_costs_a_worker_and_comes_before_queued_work() {
+        let mut rng = stream(1, Stream::Service);
+        let mut s = with(
+            Overload {
+                reject_cost: Some(SimDuration(5)),
+                ..Overload::default()
+            },
+            1,
+            1,
+        );
+        let Admission::Started { worker, .. } = s.admit(job(0), SimTime(0), &mut rng) else {
+            panic!()
+        };
+        assert_eq!(s.admit(job(1), SimTime(1), &mut rng), Admission::Queued);
+        // The queue is full: job 2 waits for a worker to refuse it.
+        assert_eq!(s.admit(job(2), SimTime(2), &mut rng), Admission::Deferred);
+        let (done, next) = s
+            .complete(worker, s.epoch(), SimTime(10), &mut rng, &mut Vec::new())
+            .unwrap();
+        assert_eq!((done.job.slot, done.refused), (0, None));
+        // The refusal goes first and takes 5 ns; the queued job after it.
+        assert_eq!(next, Some((worker, SimTime(15))));
+        let (done, next) = s
+            .complete(worker, s.epoch(), SimTime(15), &mut rng, &mut Vec::new())
+            .unwrap();
+        assert_eq!(
+            (done.job.slot, done.refused, done.service),
+            (2, Some(Rejection::Unavailable(None)), SimDuration(5))
+        );
+        assert_eq!(next, Some((worker, SimTime(25))));
+    }
+
+    #[test]
+    fn contention_slows_each_service_by_the_requests_held() {
+        let mut rng = stream(1, Stream::Service);
+        let mut s = with(
+            Overload {
+                contention: 0.5,
+                coherency: 0.25,
+                ..Overload::default()
+            },
+            3,
+            10,
+        );
+        // n held (this one included): 1 + 0.5 (n - 1) + 0.25 n (n - 1).
+        let starts: Vec<SimTime> = (0..3)
+            .map(|i| match s.admit(job(i), SimTime(0), &mut rng) {
+                Admission::Started { done_at, .. } => done_at,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(starts, [SimTime(10), SimTime(20), SimTime(35)]);
     }
 }

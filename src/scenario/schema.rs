@@ -151,6 +151,20 @@ pub struct ServerFile {
     pub shed_at: Option<u32>,
     /// Capacity: Retry-After of each 429 from shedding (whole seconds).
     pub shed_retry_after: Option<DurationValue>,
+    /// Capacity: crash when an arrival would make the requests held exceed this.
+    pub crash_at: Option<u32>,
+    /// Capacity: down time after a crash (default 10 s).
+    pub restart: Option<DurationValue>,
+    /// Capacity: share of capacity right after a restart, in (0, 1].
+    pub cold_start: Option<f64>,
+    /// Capacity: time to return linearly to full capacity after a restart.
+    pub warmup: Option<DurationValue>,
+    /// Capacity: worker time spent refusing one request.
+    pub reject_cost: Option<DurationValue>,
+    /// Capacity: Universal Scalability Law contention (alpha) on requests held.
+    pub contention: Option<f64>,
+    /// Capacity: Universal Scalability Law coherency (beta) on requests held.
+    pub coherency: Option<f64>,
 }
 
 /// Queue discipline names.
@@ -225,6 +239,12 @@ pub enum OutageKindFile {
     /// Reduced capacity.
     #[serde(rename = "brownout")]
     Brownout,
+    /// Extra arrivals.
+    #[serde(rename = "spike")]
+    Spike,
+    /// Independent transient failures.
+    #[serde(rename = "errors")]
+    Errors,
 }
 
 /// `[[outage]]`.
@@ -243,6 +263,10 @@ pub struct OutageFile {
     pub retry_after: Option<DurationValue>,
     /// `brownout` only: remaining capacity in (0, 1].
     pub factor: Option<f64>,
+    /// `spike` only: extra logical requests per second.
+    pub rate: Option<f64>,
+    /// `errors` only: probability that an attempt fails.
+    pub p: Option<f64>,
 }
 
 /// `[metrics]`.

@@ -11,7 +11,8 @@ use super::{Scenario, WorldOverride};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
 use crate::model::{
-    Discipline, Dist, Load, Outage, OutageKind, ServerConfig, ServerModel, Shedding, WorldConfig,
+    Discipline, Dist, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
+    WorldConfig,
 };
 
 /// Builds errors that point into one file.
@@ -310,6 +311,13 @@ impl<'a> Checker<'a> {
                 ("drop_expired", s.drop_expired.is_some()),
                 ("shed_at", s.shed_at.is_some()),
                 ("shed_retry_after", s.shed_retry_after.is_some()),
+                ("crash_at", s.crash_at.is_some()),
+                ("restart", s.restart.is_some()),
+                ("cold_start", s.cold_start.is_some()),
+                ("warmup", s.warmup.is_some()),
+                ("reject_cost", s.reject_cost.is_some()),
+                ("contention", s.contention.is_some()),
+                ("coherency", s.coherency.is_some()),
             ] {
                 if set {
                     return self.err(&key.join(field), format!("`{field}` applies to kind = \"capacity\" only: the OCC record answers instantly"));
@@ -354,7 +362,9 @@ impl<'a> Checker<'a> {
             }
             (None, None) => None,
         };
+        let overload = self.overload(s, &key)?;
         Ok(ServerModel::Capacity(ServerConfig {
+            overload,
             workers,
             queue_capacity: queue,
             service,
@@ -365,6 +375,68 @@ impl<'a> Checker<'a> {
             drop_expired: s.drop_expired.unwrap_or(false),
             shed,
         }))
+    }
+
+    /// The overload behaviours of a capacity server's table.
+    fn overload(&self, s: &ServerFile, key: &KeyPath) -> Checked<Overload> {
+        let mut o = Overload::default();
+        if let Some(at) = s.crash_at {
+            self.ensure(at >= 1, &key.join("crash_at"), || {
+                "crash_at must be at least 1: the number of requests held (queued plus in service) past which the server crashes".into()
+            })?;
+            o.crash_at = Some(at);
+        }
+        if let Some(r) = s.restart {
+            self.ensure(s.crash_at.is_some(), &key.join("restart"), || {
+                "restart is the down time after a crash: it needs crash_at".into()
+            })?;
+            self.ensure(r.0.0 > 0, &key.join("restart"), || {
+                "restart must be positive, e.g. \"10s\"".into()
+            })?;
+            o.restart = r.0;
+        }
+        match (s.cold_start, s.warmup) {
+            (Some(c), Some(w)) => {
+                o.cold_capacity = self.fraction(c, &key.join("cold_start"), "cold_start", true)?;
+                self.ensure(w.0.0 > 0, &key.join("warmup"), || {
+                    "warmup must be positive, e.g. \"30s\"".into()
+                })?;
+                o.warmup = w.0;
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return self.err(
+                    &key.join("cold_start"),
+                    "cold_start needs warmup, the time to get back to full capacity",
+                );
+            }
+            (None, Some(_)) => {
+                return self.err(
+                    &key.join("warmup"),
+                    "warmup needs cold_start, the share of capacity right after a restart",
+                );
+            }
+        }
+        if let Some(c) = s.reject_cost {
+            self.ensure(c.0.0 > 0, &key.join("reject_cost"), || {
+                "reject_cost must be positive, e.g. \"1ms\" (leave it out for free refusals)".into()
+            })?;
+            o.reject_cost = Some(c.0);
+        }
+        for (field, v, slot) in [
+            ("contention", s.contention, &mut o.contention),
+            ("coherency", s.coherency, &mut o.coherency),
+        ] {
+            if let Some(v) = v {
+                self.ensure(
+                    v.is_finite() && (0.0..=1.0).contains(&v),
+                    &key.join(field),
+                    || format!("{field} must be from 0 to 1, got {v}"),
+                )?;
+                *slot = v;
+            }
+        }
+        Ok(o)
     }
 
     fn outages(&self, list: &[OutageFile], duration: SimDuration) -> Checked<Vec<Outage>> {
@@ -407,7 +479,31 @@ impl<'a> Checker<'a> {
                     "factor applies to kind = \"brownout\" only",
                 );
             }
+            if o.rate.is_some() && o.kind != OutageKindFile::Spike {
+                return self.err(&key.join("rate"), "rate applies to kind = \"spike\" only");
+            }
+            if o.p.is_some() && o.kind != OutageKindFile::Errors {
+                return self.err(&key.join("p"), "p applies to kind = \"errors\" only");
+            }
             let kind = match o.kind {
+                OutageKindFile::Spike => {
+                    let Some(rate) = o.rate else {
+                        return self.err(&key, "a spike needs `rate`, the extra requests per second, e.g. rate = 2000.0");
+                    };
+                    let ok = rate.is_finite() && rate > 0.0 && rate <= MAX_RATE;
+                    self.ensure(ok, &key.join("rate"), || {
+                        format!("rate must be positive and at most {MAX_RATE}, got {rate}")
+                    })?;
+                    OutageKind::Spike { rate }
+                }
+                OutageKindFile::Errors => {
+                    let Some(p) = o.p else {
+                        return self.err(&key, "an errors trigger needs `p`, the probability that an attempt fails, e.g. p = 0.1");
+                    };
+                    OutageKind::Errors {
+                        p: self.fraction(p, &key.join("p"), "p", false)?,
+                    }
+                }
                 OutageKindFile::Reset => OutageKind::Reset,
                 OutageKindFile::Blackhole => OutageKind::Blackhole,
                 OutageKindFile::Unavailable => {

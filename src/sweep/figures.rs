@@ -56,7 +56,7 @@ impl Figure {
 }
 
 /// Every figure, in column order. [`measure`] returns values in this order.
-pub const FIGURES: [Figure; 23] = [
+pub const FIGURES: [Figure; 24] = [
     fig("succeeded", "requests that succeeded", 2),
     fig("failed", "requests that failed", 2),
     fig("in_flight_at_end", "requests unfinished at the end", 2),
@@ -94,6 +94,7 @@ pub const FIGURES: [Figure; 23] = [
         "peak backlog (queued + waiting to retry)",
         2,
     ),
+    fig("crashes", "server crashes", 2),
     fig("events", "events simulated (twins included)", 1),
 ];
 
@@ -163,6 +164,7 @@ pub fn measure(
         s.lost_requests.map(|v| v as f64),
         s.extra_attempts.map(|v| v as f64),
         Some(s.peak_backlog),
+        n(t.crashes),
         n(t.events + twin_events),
     ]
 }

@@ -19,10 +19,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.rec.set(Gauge::InFlight, self.now, n);
     }
 
-    pub(super) fn start_request(&mut self, slot: u32) {
+    /// Starts a logical request in `slot`; `bad` if it is permanently bad.
+    pub(super) fn start_request(&mut self, slot: u32, bad: bool) {
         let now = self.now;
-        let bad = self.world.bad_fraction > 0.0
-            && self.rng.workload.random::<f64>() < self.world.bad_fraction;
         let deadline_at = self
             .strategy
             .policy
@@ -260,13 +259,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.set_in_flight(-1);
         self.obs.request_ended(self.now, slot, failure);
         match &self.world.load {
-            Load::Closed { think, .. } => {
+            Load::Closed { think, clients } if slot < *clients => {
                 let pause = think.sample(&mut self.rng.workload);
                 self.queue
                     .push(self.now + pause, Event::new(Kind::Begin, slot, 0));
             }
-            Load::Open { .. } => self.slots.release(slot),
-            Load::OneShot { .. } => {}
+            Load::OneShot { clients } if slot < *clients => {}
+            // An open-loop request, or a load spike's extra one: its own client.
+            _ => self.slots.release(slot),
         }
     }
 }

@@ -62,6 +62,9 @@ pub fn run_observed<O: Observer>(
 }
 
 /// The state of the server kind the world has.
+// One per run: the size difference between the variants costs nothing, and a
+// box would put a pointer chase on every event's path.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum ServerState {
     /// Workers and a queue.
     Capacity(Server),
@@ -210,11 +213,15 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             self.now = t;
             self.rec.advance(t);
             match ev.kind {
-                Kind::Begin => self.start_request(ev.slot),
+                Kind::Begin => {
+                    let bad = self.draw_bad(false);
+                    self.start_request(ev.slot, bad);
+                }
                 Kind::Arrival => {
                     self.schedule_arrival();
                     let slot = self.slots.allocate();
-                    self.start_request(slot);
+                    let bad = self.draw_bad(false);
+                    self.start_request(slot, bad);
                 }
                 Kind::Send => self.on_backoff_over(ev),
                 Kind::AtServer => self.on_at_server(ev),
@@ -224,15 +231,71 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::OutageStart => self.on_outage_start(ev.aux as usize),
                 Kind::OutageEnd => {
                     if let ServerState::Capacity(server) = &mut self.server {
-                        server.end_outage();
+                        server.end_outage(t);
                     }
                 }
+                Kind::Restart => {
+                    if let ServerState::Capacity(server) = &mut self.server {
+                        server.restart(t);
+                    }
+                }
+                Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize),
                 Kind::ReadAtServer => self.on_read_at_server(ev),
                 Kind::BreakerTimer => self.on_breaker_timer(),
             }
         }
         self.now = end;
         peak_pending
+    }
+
+    /// A load spike's extra request arrives: it starts, and the next one is
+    /// scheduled while the spike lasts. Its randomness is the trigger stream's,
+    /// so the usual arrivals stay those of the twin without the spike.
+    fn on_spike_arrival(&mut self, index: usize) {
+        let Some(o) = self.world.outages.get(index) else {
+            return;
+        };
+        let slot = self.slots.allocate();
+        let bad = self.draw_bad(true);
+        self.rec.spike_request();
+        self.start_request(slot, bad);
+        self.schedule_spike_arrival(index, o.end);
+    }
+
+    /// Schedules the next extra arrival of spike `index` if it comes before `end`.
+    pub(super) fn schedule_spike_arrival(&mut self, index: usize, end: SimTime) {
+        let Some(crate::model::OutageKind::Spike { rate }) =
+            self.world.outages.get(index).map(|o| o.kind)
+        else {
+            return;
+        };
+        let Ok(exp) = Exp::new(rate / 1e9) else {
+            return;
+        };
+        let gap = SimDuration::from_nanos_f64(exp.sample(&mut self.rng.trigger));
+        if self.now + gap < end {
+            let ev = Event {
+                aux: index as u32,
+                ..Event::new(Kind::SpikeArrival, 0, 0)
+            };
+            self.queue.push(self.now + gap, ev);
+        }
+    }
+
+    /// Whether a new request is permanently bad: drawn from the workload stream,
+    /// or from the trigger stream for a spike's extra requests.
+    fn draw_bad(&mut self, spike: bool) -> bool {
+        use rand::RngExt;
+        let p = self.world.bad_fraction;
+        if p <= 0.0 {
+            return false;
+        }
+        let rng = if spike {
+            &mut self.rng.trigger
+        } else {
+            &mut self.rng.workload
+        };
+        rng.random::<f64>() < p
     }
 
     fn schedule_arrival(&mut self) {

@@ -5,7 +5,9 @@ use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::recorder::Gauge;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
-use crate::model::server::{Admission, Job, Rejection};
+use rand::RngExt;
+
+use crate::model::server::{Admission, Finished, Job, Rejection};
 use crate::model::{Observer, OutageKind};
 use crate::retry::Outcome;
 
@@ -36,22 +38,73 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 return;
             }
         };
+        // A transient-failure trigger answers 503 at once, drawn from the
+        // trigger's own stream.
+        let p = server.error_rate();
+        if p > 0.0 && self.rng.trigger.random::<f64>() < p {
+            self.respond(job, Outcome::Status503, None);
+            return;
+        }
         match server.admit(job, self.now, &mut self.rng.service) {
             Admission::Started { worker, done_at } => self.schedule_done(worker, done_at),
-            Admission::Queued => {}
-            Admission::Rejected(Rejection::Refused) => {
-                self.respond(job, Outcome::Refused, None);
-            }
-            Admission::Rejected(Rejection::Unavailable(ra)) => {
-                self.respond(job, Outcome::Status503, ra);
-            }
-            Admission::Rejected(Rejection::Shed(ra)) => {
-                self.rec.shed();
-                self.respond(job, Outcome::Status429, ra);
-            }
-            Admission::Dropped => {}
+            Admission::Queued | Admission::Dropped | Admission::Deferred => {}
+            Admission::Rejected(why) => self.refused(job, why),
+            Admission::Crash => self.crash(job),
         }
         self.update_server_gauges();
+    }
+
+    /// Sends the answer of a refusal.
+    fn refused(&mut self, job: Job, why: Rejection) {
+        match why {
+            Rejection::Refused => self.respond(job, Outcome::Refused, None),
+            Rejection::Unavailable(ra) => self.respond(job, Outcome::Status503, ra),
+            Rejection::Shed(ra) => {
+                self.rec.shed();
+                self.respond(job, Outcome::Status429, ra)
+            }
+        };
+    }
+
+    /// The server crashes as `job` arrives: it and everything held fail with a
+    /// reset, and the server is back, cold, after its restart time.
+    fn crash(&mut self, job: Job) {
+        let ServerState::Capacity(server) = &mut self.server else {
+            return;
+        };
+        let mut flushed = std::mem::take(&mut self.flushed);
+        let back = server.crash(self.now, &mut flushed);
+        self.rec.crash();
+        self.queue.push(back, Event::new(Kind::Restart, 0, 0));
+        self.respond(job, Outcome::Reset, None);
+        self.flush_with(&mut flushed, Some((Outcome::Reset, None)));
+        self.flushed = flushed;
+    }
+
+    /// Accounts for jobs a crash or an outage threw out, answering each with
+    /// `reply` if any.
+    fn flush_with(
+        &mut self,
+        flushed: &mut Vec<Finished>,
+        reply: Option<(Outcome, Option<SimDuration>)>,
+    ) {
+        for f in flushed.drain(..) {
+            if f.refused.is_some() {
+                // A refusal under way leaves the server; one still waiting was
+                // never in it (the queue gauge does not count it).
+                self.rec.reject_work(f.service);
+                if f.service > SimDuration::ZERO {
+                    self.rec.departure(f.service);
+                }
+            } else {
+                // Service cut short is work nobody can use.
+                self.rec.work(f.service, true);
+                self.rec.departure(self.now - f.job.arrived);
+            }
+            if let Some((outcome, ra)) = reply {
+                self.respond(f.job, outcome, ra);
+            }
+        }
     }
 
     /// OCC: the read of an attempt reaches the record. The version goes back to
@@ -119,6 +172,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if let Some((worker, done_at)) = next {
             self.schedule_done(worker, done_at);
         }
+        if let Some(why) = done.refused {
+            // In Little's law's books a refusal is in the server while a worker
+            // refuses it (the busy gauge counts that worker), not while it waits.
+            self.rec.reject_work(done.service);
+            self.rec.departure(done.service);
+            self.refused(done.job, why);
+            self.update_server_gauges();
+            return;
+        }
         let outcome = if done.job.bad {
             Outcome::Status400
         } else {
@@ -169,15 +231,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             OutageKind::Unavailable { retry_after } => Some((Outcome::Status503, retry_after)),
             _ => None,
         };
-        for f in flushed.drain(..) {
-            // Service cut short is work nobody can use.
-            self.rec.work(f.service, true);
-            self.rec.departure(self.now - f.job.arrived);
-            if let Some((outcome, ra)) = reply {
-                self.respond(f.job, outcome, ra);
-            }
-        }
+        self.flush_with(&mut flushed, reply);
         self.flushed = flushed;
+        if let OutageKind::Spike { .. } = outage.kind {
+            let end = outage.end;
+            self.schedule_spike_arrival(index, end);
+        }
         self.update_server_gauges();
     }
 }
