@@ -387,8 +387,16 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
         .rows
         .iter()
         .any(|row| row.stats[figure].0.is_some_and(f64::is_infinite));
-    let lo = shown.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = shown.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut lo = shown.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut hi = shown.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // A map of one value (every run recovered, no crash anywhere) gets a scale
+    // that says so, rather than three labels of the same number.
+    if lo == hi && lo.is_finite() {
+        (lo, hi) = (lo.min(0.0), hi.max(if log { lo + 1.0 } else { 1.0 }));
+        if lo == hi {
+            hi = lo + 1.0;
+        }
+    }
     let t_of = |v: f64| {
         if hi > lo {
             (scale(v) - lo) / (hi - lo)
