@@ -2,7 +2,7 @@
 //! to tell its cost apart from the model's (`benches/engine.rs` times both).
 //!
 //! Each client cycles through what a successful request is in
-//! `scenarios/outage.toml`: a think time (exponential, mean 1 s), a hop out
+//! `scenarios/ideal-server.toml`: a think time (exponential, mean 1 s), a hop out
 //! (log-normal, mean 5 ms, sigma 0.3), a service (exponential, mean 10 ms) and a
 //! hop back, plus a 1 s timeout pushed in time order when the attempt goes out and
 //! popped, stale, after the answer. That is five pops and five pushes a request, as

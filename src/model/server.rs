@@ -92,6 +92,9 @@ pub struct Server {
     crashed: bool,
     /// When the server last came back from a crash or a `reset` outage.
     restarted_at: Option<SimTime>,
+    /// Whether a cold start or contention can change service times: when not,
+    /// starting a service skips their arithmetic.
+    shapes_service: bool,
 }
 
 /// A job the server finished or dropped, with the service time it consumed.
@@ -125,6 +128,9 @@ impl Server {
             refusals: VecDeque::new(),
             crashed: false,
             restarted_at: None,
+            shapes_service: cfg.overload.cold_capacity < 1.0
+                || cfg.overload.contention > 0.0
+                || cfg.overload.coherency > 0.0,
         }
     }
 
@@ -167,8 +173,11 @@ impl Server {
         let mut service = self.service.sample(rng);
         // The brownout's factor, the warm-up after a restart, and contention among
         // the requests held (this one included, as it is now in service).
-        let speed = self.speed * self.overload.warmth(self.restarted_at, now)
-            / self.overload.slowdown(self.held());
+        let mut speed = self.speed;
+        if self.shapes_service {
+            speed *=
+                self.overload.warmth(self.restarted_at, now) / self.overload.slowdown(self.held());
+        }
         if speed != 1.0 {
             service = SimDuration::from_nanos_f64(service.as_nanos_f64() / speed);
         }
