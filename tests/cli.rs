@@ -502,3 +502,106 @@ fn delays_takes_a_preset_or_a_scenarios_strategy() {
         .assert()
         .code(2);
 }
+
+/// Every column of both CSV files is documented in the README's "Output files"
+/// section, by name in backquotes.
+#[test]
+fn every_csv_column_is_documented() {
+    let readme = fs::read_to_string("README.md").unwrap();
+    let start = readme
+        .find("## Output files")
+        .expect("an Output files section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("small");
+    run_into("tests/fixtures/small.toml", &out, "2", &["--no-plots"]).success();
+    for file in ["summary.csv", "timeseries.csv"] {
+        for column in header(&out.join(file)).split(',') {
+            assert!(
+                section.contains(&format!("`{column}`")),
+                "{file} column `{column}` is not documented in README.md, Output files"
+            );
+        }
+    }
+}
+
+/// The figures add up, for every strategy of the budgets scenario (budgets, a
+/// breaker and a throttle: the mechanisms that refuse locally).
+#[test]
+fn summary_figures_add_up() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("budgets");
+    run_into(
+        "scenarios/budgets.toml",
+        &out,
+        "2",
+        &["--no-plots", "--quiet"],
+    )
+    .success();
+    let text = fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut lines = text.lines();
+    let names: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let get = |name: &str| -> i64 {
+            let i = names.iter().position(|n| *n == name).unwrap();
+            cells[i]
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} = {}", cells[i]))
+        };
+        let who = cells[0];
+        assert_eq!(
+            get("attempts"),
+            get("logical_requests") - get("first_attempts_refused") + get("retries"),
+            "{who}: attempts"
+        );
+        assert_eq!(
+            get("succeeded") + get("failed") + get("in_flight_at_end"),
+            get("logical_requests"),
+            "{who}: requests"
+        );
+        assert_eq!(
+            get("failed"),
+            get("failed_not_retryable")
+                + get("failed_retries_exhausted")
+                + get("failed_deadline")
+                + get("retries_denied_by_budget")
+                + get("rejected_locally"),
+            "{who}: failures by reason"
+        );
+        assert!(
+            get("first_attempts_refused") <= get("rejected_locally"),
+            "{who}"
+        );
+    }
+}
+
+/// An error far along a very long line is bad input with a short excerpt, not
+/// a panic of the caret's formatting (found by fuzzing: a column past 65 535).
+#[test]
+fn an_error_far_along_a_long_line_is_reported_not_a_panic() {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("long.toml");
+    fs::write(&file, format!("duration = \"1s\"{}x\n", " ".repeat(65_535))).unwrap();
+    let out = sim().arg("validate").arg(&file).assert().code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains(":1:65551:"), "{err}");
+    assert!(err.len() < 600, "a short message: {} bytes", err.len());
+}
+
+/// More shards than runs is bad input, not an empty shard.
+#[test]
+fn more_shards_than_runs_is_bad_input() {
+    let dir = TempDir::new().unwrap();
+    let out = sim()
+        .args(["run", "tests/fixtures/sweep.toml", "--shard"])
+        .arg("9999/9999")
+        .arg("--out")
+        .arg(dir.path().join("s"))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("at most"), "{err}");
+    assert!(!dir.path().join("s").exists(), "nothing written");
+}

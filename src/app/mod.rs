@@ -209,6 +209,20 @@ pub fn run(opts: &RunOptions) -> Result<()> {
         ))
         .into());
     }
+    if let (Some(spec), Some(sweep)) = (opts.shard, &s.sweep) {
+        let runs = sweep.runs();
+        if spec.count as usize > runs {
+            return Err(InputError(format!(
+                "{}: --shard {}/{} asks for {} shards, but the sweep has {runs} runs: \
+                 at most {runs} shards, each with at least one run",
+                opts.scenario.display(),
+                spec.index,
+                spec.count,
+                spec.count
+            ))
+            .into());
+        }
+    }
     let out = output_folder(opts, &s);
     // Fail on an unusable output folder before the long work.
     std::fs::create_dir_all(&out)

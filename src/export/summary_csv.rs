@@ -5,7 +5,7 @@ use crate::metrics::Report;
 use crate::retry::Outcome;
 
 /// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 34] = [
+pub const COLUMNS: [&str; 35] = [
     "strategy",
     "logical_requests",
     "succeeded",
@@ -40,6 +40,7 @@ pub const COLUMNS: [&str; 34] = [
     "peak_backlog",
     "crashes",
     "reject_work_fraction",
+    "first_attempts_refused",
 ];
 
 /// Writes `summary.csv`.
@@ -109,6 +110,7 @@ impl Exporter for SummaryCsv {
                     }),
                     6,
                 ),
+                t.rejected_first.to_string(),
             ]
         });
         to_csv(std::iter::once(header).chain(rows))

@@ -188,8 +188,14 @@ impl Backoff {
         const SCALE: f64 = 1.0 / 1.4;
         const P: f64 = 4.0;
         let next = self.multiplier.powf(t) * (P * t).sqrt().tanh();
-        let raw = (next - prev).max(0.0) * SCALE * self.base.as_nanos_f64();
         let cap = self.cap.as_nanos_f64();
+        // Once m^t overflows, f(t) and f(t_prev) are both infinite and their
+        // difference is NaN (which `max` would turn into a delay of 0): the
+        // delay is the cap from then on.
+        if !next.is_finite() {
+            return (cap, next);
+        }
+        let raw = (next - prev).max(0.0) * SCALE * self.base.as_nanos_f64();
         (if raw.is_finite() { raw.min(cap) } else { cap }, next)
     }
 
@@ -471,6 +477,13 @@ mod tests {
         let capped = Backoff { cap: ms(3000), ..b };
         assert_eq!(capped.delay(4, f(2.5), &mut rng).0, ms(3000));
         assert_eq!(capped.delay(5000, f(2.5), &mut rng).0, ms(3000));
+        // Every retry after the overflow waits the cap too, not zero: the state
+        // is then infinite, and infinity minus infinity must not become 0.
+        let (d, memory) = capped.delay(1100, f(2.5), &mut rng);
+        assert_eq!((d, memory), (ms(3000), f64::INFINITY));
+        for n in 1101..1110 {
+            assert_eq!(capped.delay(n, memory, &mut rng).0, ms(3000), "retry {n}");
+        }
     }
 
     #[test]

@@ -75,12 +75,64 @@ impl fmt::Display for ScenarioError {
         write!(f, ": {}", self.message)?;
         if let (Some((line, col)), Some(text)) = (self.position, &self.excerpt) {
             let gutter = line.to_string().len();
+            let (shown, caret) = excerpt_window(text, col);
+            let pad = " ".repeat(gutter);
             write!(
                 f,
-                "\n{:gutter$} |\n{line} | {text}\n{:gutter$} | {:>col$}",
-                "", "", "^"
+                "\n{pad} |\n{line} | {shown}\n{pad} | {}^",
+                " ".repeat(caret)
             )?;
         }
         Ok(())
+    }
+}
+
+/// At most this many characters of the offending line are shown.
+const EXCERPT_CHARS: usize = 100;
+
+/// The part of `text` to show around column `col` (1-based, in characters),
+/// and how many characters precede the caret in it: the whole line when it is
+/// short, else a window around the column marked with "..." at the cut ends,
+/// so a very long line cannot make the message (or its caret) huge.
+fn excerpt_window(text: &str, col: usize) -> (String, usize) {
+    let chars: Vec<char> = text.chars().collect();
+    let at = col.saturating_sub(1).min(chars.len());
+    if chars.len() <= EXCERPT_CHARS {
+        return (text.to_string(), at);
+    }
+    let from = at.saturating_sub(EXCERPT_CHARS / 2);
+    let to = (from + EXCERPT_CHARS).min(chars.len());
+    let mut shown = String::new();
+    if from > 0 {
+        shown.push_str("...");
+    }
+    shown.extend(&chars[from..to]);
+    if to < chars.len() {
+        shown.push_str("...");
+    }
+    (shown, at - from + if from > 0 { 3 } else { 0 })
+}
+
+#[cfg(test)]
+mod excerpt_tests {
+    use super::*;
+
+    #[test]
+    fn a_short_line_is_shown_whole() {
+        assert_eq!(
+            excerpt_window("cap = \"1s\"", 7),
+            ("cap = \"1s\"".to_string(), 6)
+        );
+    }
+
+    #[test]
+    fn a_column_far_along_a_long_line_is_shown_in_a_window() {
+        // The fuzzer's case: a value, 65 535 spaces, then the offending `x`.
+        let text = format!("duration = \"1s\"{}x", " ".repeat(65_535));
+        let col = text.chars().count();
+        let (shown, caret) = excerpt_window(&text, col);
+        assert!(shown.starts_with("...") && shown.ends_with('x'), "{shown}");
+        assert!(shown.chars().count() <= EXCERPT_CHARS + 6);
+        assert_eq!(shown.chars().nth(caret), Some('x'));
     }
 }
