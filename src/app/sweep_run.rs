@@ -40,6 +40,20 @@ pub(super) fn run_sweep(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    if let Some((cell, why)) = cells
+        .iter()
+        .zip(&results)
+        .find_map(|(&cell, r)| r.aborted.map(|a| (cell, a)))
+    {
+        let (point, k, rep) = sweep::locate(sweep, cell);
+        return Err(InputError(format!(
+            "{}: at {}, strategy \"{}\", replication {rep}: {why}",
+            opts.scenario.display(),
+            sweep.describe(&sweep.points[point]),
+            s.strategies[k].name
+        ))
+        .into());
+    }
     let sim_wall = simulated.elapsed();
     let out = output_folder(opts, s);
     if let Some(spec) = opts.shard {

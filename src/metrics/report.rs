@@ -17,6 +17,8 @@ pub struct StrategyReport {
     pub twin: Option<Vec<Bucket>>,
     /// Events the twin simulated.
     pub twin_events: u64,
+    /// Why the run (or its twin) stopped early, if it did, in words.
+    pub aborted: Option<String>,
 }
 
 /// A scenario's results, strategies in file order.

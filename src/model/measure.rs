@@ -3,7 +3,7 @@
 //! measure runs this way, so their figures are the same figures.
 
 use crate::metrics::{Bucket, MetricsConfig, Summary, summarize};
-use crate::model::{RunResult, WorldConfig, run};
+use crate::model::{Abort, RunResult, WorldConfig, run};
 use crate::retry::Strategy;
 
 /// A run, its twin's buckets and its summary.
@@ -17,6 +17,9 @@ pub struct Measured {
     pub twin_events: u64,
     /// The summary figures.
     pub summary: Summary,
+    /// Why the run or its twin stopped early, if one did: its figures are not
+    /// to be reported.
+    pub aborted: Option<Abort>,
 }
 
 /// Runs `strategy` on `world` with `seed`, and, when the world has triggers, its
@@ -29,7 +32,8 @@ pub fn run_measured(
 ) -> Measured {
     let r = run(world, strategy, seed, metrics.bucket);
     let triggers = world.trigger_windows();
-    let twin = (!triggers.is_empty())
+    // A run that had to stop is reported as such; its twin would not help.
+    let twin = (!triggers.is_empty() && r.aborted.is_none())
         .then(|| run(&world.without_triggers(), strategy, seed, metrics.bucket));
     let summary = summarize(
         metrics,
@@ -42,10 +46,12 @@ pub fn run_measured(
         world.server.capacity_per_s(),
     );
     let twin_events = twin.as_ref().map_or(0, |t| t.totals.events);
+    let aborted = r.aborted.or(twin.as_ref().and_then(|t| t.aborted));
     Measured {
         run: r,
         twin: twin.map(|t| t.buckets),
         twin_events,
         summary,
+        aborted,
     }
 }

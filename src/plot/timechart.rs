@@ -447,6 +447,7 @@ mod tests {
                     buckets: Vec::new(),
                     twin: None,
                     twin_events: 0,
+                    aborted: None,
                 })
                 .collect(),
         }

@@ -40,6 +40,8 @@ pub struct CellResult {
     pub figures: [Option<f64>; FIGURES.len()],
     /// Attempts and successes per bucket, for the runs `timeline.png` shows.
     pub timeline: Option<Vec<Bin>>,
+    /// Why the run stopped early, if it did: the sweep must not be reported.
+    pub aborted: Option<model::Abort>,
 }
 
 /// One time bucket of a timeline.
@@ -173,7 +175,11 @@ pub fn run_cells(
                     .collect()
             });
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, cells.len());
-            CellResult { figures, timeline }
+            CellResult {
+                figures,
+                timeline,
+                aborted: m.aborted,
+            }
         })
         .collect()
 }

@@ -228,6 +228,7 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
             CellResult {
                 figures,
                 timeline: None,
+                aborted: None,
             },
         ));
     }
@@ -377,6 +378,7 @@ mod tests {
                 attempts: 3,
                 successes: 1,
             }]),
+            aborted: None,
         };
         let m = Manifest {
             format: FORMAT,

@@ -33,6 +33,76 @@ pub struct RunResult {
     /// The most events pending in the queue at any bucket boundary: what the
     /// queue's memory follows. It depends on the clients, not on the run's length.
     pub peak_pending: usize,
+    /// Why the run was stopped before its end, if it was: a world that makes no
+    /// progress, or holds more than a run may.
+    pub aborted: Option<Abort>,
+}
+
+/// Why a run was stopped early. Worlds like these validate (each key is
+/// fine), but the run would never end or would exhaust memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Abort {
+    /// Simulated time stood still for this many events: a zero-time loop (zero
+    /// latency, zero think time, answers at once, retries without delay).
+    NoProgress {
+        /// The instant time stood still at, ns.
+        at_ns: u64,
+        /// Events processed there.
+        events: u64,
+    },
+    /// More events pending at once than a run may hold ([`MAX_PENDING`]).
+    TooManyPending {
+        /// The instant, ns.
+        at_ns: u64,
+        /// Events pending.
+        pending: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// Most events a run may hold pending at once, at the least: 64 million,
+/// about 2 GiB of queue. A world holds a few per client (a million clients:
+/// about 3 million), so the limit grows to 4 per closed-loop or one-shot
+/// client ([`Sim::pending_limit`]); memory for those clients is checked before
+/// a run starts.
+pub const MAX_PENDING: usize = 64 << 20;
+
+/// Events between two checks for a stalled clock or an overfull queue (a
+/// power of two, so the check is a mask).
+const CHECK_EVERY: u64 = 1 << 20;
+
+/// Checks in a row at one instant that stop a run, at the least: 16 million
+/// events with no time passing. A world may schedule a few events per client
+/// at one instant (clients with a constant think time all start together), so
+/// the limit grows with the clients: see [`Sim::stall_limit`].
+const STALLED_CHECKS: u64 = 16;
+
+impl std::fmt::Display for Abort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Abort::NoProgress { at_ns, events } => write!(
+                f,
+                "simulated time stopped at {}: {events} events without time passing. \
+                 A request can fail and be retried, or end and start again, in zero time \
+                 (zero network latency and think time, an answer that comes back at once, \
+                 retries without delay, a breaker or throttle that refuses at once); give \
+                 the network latency, the think time or the backoff a positive duration",
+                SimTime(at_ns)
+            ),
+            Abort::TooManyPending {
+                at_ns,
+                pending,
+                limit,
+            } => write!(
+                f,
+                "at {} the run held {pending} pending events, more than the {limit} this \
+                 run may hold (32 bytes each): a lower rate, fewer clients, or longer \
+                 timeouts and backoffs would keep it within bounds",
+                SimTime(at_ns)
+            ),
+        }
+    }
 }
 
 /// Runs `strategy` on `world` with `seed`, recording in buckets of `bucket`.
@@ -145,7 +215,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
 
     fn run(mut self, bucket: SimDuration) -> RunResult {
         self.schedule_start();
-        let peak_pending = self.run_loop(bucket);
+        let (peak_pending, aborted) = self.run_loop(bucket);
         let in_flight_at_end = self.slots.count_in_progress();
         let (buckets, latency, totals) = self.rec.finish();
         RunResult {
@@ -154,6 +224,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             totals,
             in_flight_at_end,
             peak_pending,
+            aborted,
         }
     }
 
@@ -196,15 +267,39 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         }
     }
 
-    /// Runs to the end; returns the most events pending at a boundary of the
-    /// buckets of width `bucket` (looked at once a bucket, so it costs nothing).
-    fn run_loop(&mut self, bucket: SimDuration) -> usize {
+    /// Runs to the end, or until it must stop ([`Abort`]); returns the most
+    /// events pending at a boundary of the buckets of width `bucket` (looked at
+    /// once a bucket, so it costs nothing) and why it stopped early, if it did.
+    fn run_loop(&mut self, bucket: SimDuration) -> (usize, Option<Abort>) {
         let end = SimTime::ZERO + self.world.duration;
         let mut peak_pending = self.queue.len();
         let mut next_look = SimTime::ZERO + bucket;
+        let (mut checked_at, mut stalled) = (SimTime::ZERO, 0u64);
+        let stall_limit = self.stall_limit();
+        let pending_limit = self.pending_limit();
         while let Some((t, ev)) = self.queue.pop() {
             if t >= end {
                 break;
+            }
+            if self.rec.totals.events & (CHECK_EVERY - 1) == CHECK_EVERY - 1 {
+                // Cold: once a million events, is time moving, is memory bounded?
+                stalled = if t == checked_at { stalled + 1 } else { 0 };
+                checked_at = t;
+                if stalled >= stall_limit {
+                    let events = stalled * CHECK_EVERY;
+                    return (peak_pending, Some(Abort::NoProgress { at_ns: t.0, events }));
+                }
+                let pending = self.queue.len();
+                if pending > pending_limit {
+                    return (
+                        peak_pending,
+                        Some(Abort::TooManyPending {
+                            at_ns: t.0,
+                            pending,
+                            limit: pending_limit,
+                        }),
+                    );
+                }
             }
             if t >= next_look {
                 peak_pending = peak_pending.max(self.queue.len() + 1);
@@ -245,7 +340,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             }
         }
         self.now = end;
-        peak_pending
+        (peak_pending, None)
     }
 
     /// A load spike's extra request arrives: it starts, and the next one is
@@ -296,6 +391,25 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             &mut self.rng.workload
         };
         rng.random::<f64>() < p
+    }
+
+    /// Closed-loop or one-shot clients (0 for open load).
+    fn clients(&self) -> u64 {
+        match &self.world.load {
+            Load::Closed { clients, .. } | Load::OneShot { clients } => u64::from(*clients),
+            Load::Open { .. } => 0,
+        }
+    }
+
+    /// Checks in a row at one instant after which the run is stalled: 16, or
+    /// enough for 8 events per closed-loop or one-shot client.
+    fn stall_limit(&self) -> u64 {
+        STALLED_CHECKS.max(8 * self.clients() / CHECK_EVERY + 1)
+    }
+
+    /// Events a run may hold pending: [`MAX_PENDING`], or 4 per client.
+    fn pending_limit(&self) -> usize {
+        MAX_PENDING.max(4 * self.clients() as usize)
     }
 
     fn schedule_arrival(&mut self) {
