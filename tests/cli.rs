@@ -625,3 +625,59 @@ fn zero_time_loops_stop_with_a_clear_error() {
         assert!(!out.exists(), "{fixture}: the output folder is left behind");
     }
 }
+
+/// Messages in the reader's words: no Rust type names, a "did you mean" for a
+/// slip, Retry-After told whole seconds, the key the file sets blamed, and a
+/// position for a byte that is not UTF-8.
+#[test]
+fn messages_speak_the_files_language() {
+    let base = fs::read_to_string("tests/fixtures/small.toml").unwrap();
+    let dir = TempDir::new().unwrap();
+    let check = |name: &str, text: String, wants: &[&str]| {
+        let file = dir.path().join(format!("{name}.toml"));
+        fs::write(&file, text).unwrap();
+        let out = sim().arg("validate").arg(&file).assert().code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        for w in wants {
+            assert!(err.contains(w), "{name}: wants {w:?} in:\n{err}");
+        }
+        for rust in ["u32", "struct ", "wanted exactly"] {
+            assert!(!err.contains(rust), "{name}: Rust words in:\n{err}");
+        }
+    };
+    check(
+        "slip",
+        base.replace("backoff = \"full-jitter\"", "backoff = \"full_jitter\""),
+        &["did you mean `full-jitter`?"],
+    );
+    check(
+        "typo",
+        base.replace("backoff = \"full-jitter\"", "backoff = \"exponental\""),
+        &["did you mean `exponential`?"],
+    );
+    check(
+        "preset",
+        base.replace("backoff = \"full-jitter\"", "preset = \"grcp\""),
+        &["did you mean `grpc`?"],
+    );
+    check(
+        "float",
+        base.replace("workers = 4", "workers = 4.5"),
+        &["expected a whole number"],
+    );
+    check(
+        "years",
+        base.replace("duration = \"10s\"", "duration = \"100years\""),
+        &["key `duration`"],
+    );
+    let mut bytes = base.clone().into_bytes();
+    bytes.splice(0..0, b"# \xff\n".iter().copied());
+    let file = dir.path().join("latin1.toml");
+    fs::write(&file, bytes).unwrap();
+    let out = sim().arg("validate").arg(&file).assert().code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("line 1, column 3") && err.contains("UTF-8"),
+        "{err}"
+    );
+}

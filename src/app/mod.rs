@@ -124,15 +124,37 @@ pub fn main(cli: Cli) -> Result<()> {
 #[error("{0}")]
 pub struct InputError(pub String);
 
+/// A latency in three significant digits: "17.2ms", "1.45s".
+fn latency(seconds: f64) -> String {
+    let (v, unit) = if seconds < 1.0 {
+        (seconds * 1e3, "ms")
+    } else {
+        (seconds, "s")
+    };
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$}{unit}")
+}
+
+/// "1 outage", "2 outages".
+pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `sim validate`.
 fn validate(path: &Path) -> Result<()> {
     let s = scenario::load(path)?;
     say!(
-        "{}: ok: scenario \"{}\", {} strategies, {} outages, {} simulated",
+        "{}: ok: scenario \"{}\", {}, {}, {} simulated",
         path.display(),
         s.name,
-        s.strategies.len(),
-        s.world.outages.len(),
+        plural(s.strategies.len(), "strategy", "strategies"),
+        plural(s.world.outages.len(), "outage", "outages"),
         s.world.duration
     );
     if let Some(sw) = &s.sweep {
@@ -353,11 +375,12 @@ pub(super) fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
 }
 
 pub(super) fn print_speed(events: u64, sim_wall: std::time::Duration, wall: std::time::Duration) {
+    let threads = rayon::current_num_threads();
     say!(
-        "\n{events} events simulated in {:.3} s ({:.1} million events/s over {} threads); total wall time {:.3} s",
+        "\n{events} events simulated in {:.3} s ({:.1} million events/s over {}); total wall time {:.3} s",
         sim_wall.as_secs_f64(),
         events as f64 / sim_wall.as_secs_f64().max(1e-9) / 1e6,
-        rayon::current_num_threads(),
+        plural(threads, "thread", "threads"),
         wall.as_secs_f64()
     );
 }
@@ -407,7 +430,7 @@ fn print_summary(
         "p50",
         "p99"
     );
-    let secs = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}s"));
+    let secs = |v: Option<f64>| v.map_or("-".to_string(), latency);
     for r in &report.runs {
         let m = &r.summary;
         say!(

@@ -101,7 +101,7 @@ pub(super) fn run_sweep(
             opts.scenario.display(),
             s.seed
         );
-        print_sweep(&report, &written, sim_wall, started.elapsed());
+        print_sweep(&report, &written, Some(sim_wall), started.elapsed());
     }
     Ok(())
 }
@@ -143,7 +143,7 @@ fn write_sweep(report: &SweepReport, out: &Path, plots: bool) -> Result<Vec<Path
 fn print_sweep(
     report: &SweepReport,
     written: &[PathBuf],
-    sim_wall: std::time::Duration,
+    sim_wall: Option<std::time::Duration>,
     wall: std::time::Duration,
 ) {
     let sw = &report.sweep;
@@ -189,7 +189,14 @@ fn print_sweep(
         }
         say!("{line}");
     }
-    print_speed(report.events, sim_wall, wall);
+    match sim_wall {
+        Some(sim_wall) => print_speed(report.events, sim_wall, wall),
+        None => say!(
+            "\n{} events simulated by the shards; merged in {:.3} s",
+            report.events,
+            wall.as_secs_f64()
+        ),
+    }
     for path in written {
         say!("wrote {}", path.display());
     }
@@ -246,12 +253,8 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
             s.seed,
             manifest.shards
         );
-        print_sweep(
-            &report,
-            &written,
-            std::time::Duration::ZERO,
-            started.elapsed(),
-        );
+        // Nothing was simulated here: the shards did it, at their own speed.
+        print_sweep(&report, &written, None, started.elapsed());
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ pub mod schema;
 mod strategy;
 pub mod sweep;
 pub mod validate;
+pub mod wording;
 
 use std::path::Path;
 
@@ -79,7 +80,7 @@ pub fn preset_strategy(p: &presets::Preset) -> Result<Strategy, ScenarioError> {
 
 /// Reads and validates the scenario at `path`.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let src = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         let hint = if e.kind() == std::io::ErrorKind::NotFound {
             "; the scenarios shipped with retry-storm are in scenarios/"
         } else {
@@ -87,6 +88,23 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         };
         ScenarioError::file(path, format!("cannot read the scenario file: {e}{hint}"))
     })?;
+    let src = match String::from_utf8(bytes) {
+        Ok(src) => src,
+        Err(e) => {
+            // Name the line and column of the first byte that is not UTF-8.
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+            let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let column = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
+            return Err(ScenarioError::file(
+                path,
+                format!(
+                    "line {line}, column {column}: the file is not UTF-8 text (TOML files must be); \
+                     save it as UTF-8"
+                ),
+            ));
+        }
+    };
     parse(&src, path)
 }
 
@@ -107,7 +125,9 @@ pub fn parse(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             .span()
             .filter(|s| !(s.start == 0 && (s.end == 0 || s.end >= src.len())))
             .map(|s| s.start);
-        ScenarioError::at_offset(path, src, offset, e.message().trim_end())
+        let mut err = ScenarioError::at_offset(path, src, offset, e.message().trim_end());
+        err.message = wording::humanize(&err.message, err.key.as_deref());
+        err
     })?;
     validate::Checker::new(path, src).scenario(file)
 }

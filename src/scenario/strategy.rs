@@ -82,8 +82,14 @@ impl Checker<'_> {
                 self.err(
                     key,
                     format!(
-                        "unknown preset \"{name}\"; valid: {} (`sim presets` lists them)",
-                        valid.join(", ")
+                        "unknown preset \"{name}\"; valid: {} (`sim presets` lists them){}",
+                        valid.join(", "),
+                        valid
+                            .iter()
+                            .map(|v| (v, super::wording::edit_distance(name, v)))
+                            .min_by_key(|(_, d)| *d)
+                            .filter(|(v, d)| *d <= v.len().max(3) / 3)
+                            .map_or(String::new(), |(v, _)| format!("; did you mean `{v}`?"))
                     ),
                 )
             }

@@ -544,8 +544,15 @@ impl<'a> Checker<'a> {
             format!("the run's duration ({duration}) must be a whole number of buckets ({bucket})")
         })?;
         let count = duration.0 / bucket.0;
-        self.ensure(count <= MAX_BUCKETS, &key.join("bucket"), || {
-            format!("{count} buckets of {bucket} in {duration} is more than {MAX_BUCKETS}: use wider buckets")
+        // Blame the key the file sets: the bucket if it gives one, else the
+        // duration (the bucket is then the default).
+        let blamed = if m.bucket.is_some() {
+            key.join("bucket")
+        } else {
+            KeyPath::key("duration")
+        };
+        self.ensure(count <= MAX_BUCKETS, &blamed, || {
+            format!("{count} buckets of {bucket} in {duration} is more than {MAX_BUCKETS}: a shorter duration or wider buckets ([metrics] bucket)")
         })?;
         let window = |v: Option<DurationValue>, default: SimDuration, field: &str| {
             let w = v.map_or(default, |v| v.0);
