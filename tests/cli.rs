@@ -681,3 +681,39 @@ fn messages_speak_the_files_language() {
         "{err}"
     );
 }
+
+/// An output folder holds the files of exactly one run, with its manifest: a
+/// later run replaces it whole, so charts of an earlier run (or a killed run's
+/// temporary files) do not stay beside new CSVs.
+#[test]
+fn an_output_folder_holds_exactly_one_run() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("small");
+    run_into("tests/fixtures/small.toml", &out, "2", &["--quiet"]).success();
+    fs::write(out.join(".summary.csv.12345.tmp"), b"left by a killed run").unwrap();
+    run_into(
+        "tests/fixtures/small.toml",
+        &out,
+        "2",
+        &["--quiet", "--no-plots"],
+    )
+    .success();
+    let mut names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["manifest.toml", "summary.csv", "timeseries.csv"]);
+    let manifest = fs::read_to_string(out.join("manifest.toml")).unwrap();
+    for line in [
+        "scenario = \"small\"",
+        "scenario_file = \"tests/fixtures/small.toml\"",
+        "seed = 3",
+        "charts = false",
+        "files = [\"summary.csv\", \"timeseries.csv\"]",
+    ] {
+        assert!(manifest.contains(line), "{line} in:\n{manifest}");
+    }
+    // Nothing but the folder beside it.
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}

@@ -10,7 +10,7 @@ use crate::cli::{Cli, Command};
 use crate::export::csv_exporters;
 use crate::metrics::{Report, StrategyReport};
 use crate::model;
-use crate::output::write_atomic;
+use crate::output::{Staging, write_atomic};
 use crate::plot;
 use crate::scenario::{self, Scenario};
 use crate::sweep::shard::ShardSpec;
@@ -248,16 +248,48 @@ pub fn run(opts: &RunOptions) -> Result<()> {
     }
     check_memory(opts, &s)?;
     let out = output_folder(opts, &s);
-    // Fail on an unusable output folder before the long work.
-    let fresh_folder = !out.exists();
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create the output folder {}", out.display()))?;
-    // A run that cannot finish leaves no folder behind that it created.
-    let result = run_into(opts, &s, &out, started);
-    if result.is_err() && fresh_folder {
-        let _ = std::fs::remove_dir_all(&out);
+    // Built in a staging folder beside the target (which also fails fast on an
+    // unusable output folder) and moved into place whole when complete.
+    let staging = Staging::new(&out)?;
+    run_into(opts, &s, staging.dir(), started)?;
+    let files = staging.commit(&run_manifest(opts, &s)?)?;
+    if !opts.quiet {
+        say_written(&out, &files);
     }
-    result
+    Ok(())
+}
+
+/// The manifest of a run's folder: what made it, so a folder can be told from
+/// another run's and checked against its scenario.
+fn run_manifest(opts: &RunOptions, s: &Scenario) -> Result<String> {
+    let text = std::fs::read_to_string(&opts.scenario)
+        .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
+    let quoted = |v: &str| toml::Value::String(v.to_string()).to_string();
+    let mut m = format!(
+        "# What made this folder; written last, so a folder without it is incomplete.\n\
+         sim_version = {}\nscenario = {}\nscenario_file = {}\nscenario_fingerprint = {}\n\
+         seed = {}\ncharts = {}\n",
+        quoted(env!("CARGO_PKG_VERSION")),
+        quoted(&s.name),
+        quoted(&opts.scenario.display().to_string()),
+        quoted(&crate::sweep::shard::fingerprint(&text)),
+        s.seed,
+        opts.plots,
+    );
+    if let Some(spec) = opts.shard {
+        m.push_str(&format!(
+            "shard = {}\n",
+            quoted(&format!("{}/{}", spec.index, spec.count))
+        ));
+    }
+    Ok(m)
+}
+
+/// "wrote DIR/FILE" for each file of a committed folder.
+pub(super) fn say_written(out: &Path, files: &[String]) {
+    for f in files {
+        say!("wrote {}", out.join(f).display());
+    }
 }
 
 /// Bytes a run holds per closed-loop or one-shot client: its request slot and
@@ -321,10 +353,10 @@ fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The rest of `sim run`, into the folder `out`.
+/// The rest of `sim run`, writing into the folder `out`.
 fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Result<()> {
     if let Some(sweep) = s.sweep.clone() {
-        return run_sweep(opts, s, &sweep, started);
+        return run_sweep(opts, s, &sweep, out, started);
     }
     let simulated = Instant::now();
     let report = simulate(s);
@@ -339,21 +371,20 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
         .into());
     }
 
-    let mut written = Vec::new();
     for exporter in csv_exporters() {
         let bytes = exporter.serialize(&report)?;
-        written.push(write_atomic(out, exporter.file_name(), &bytes)?);
+        write_atomic(out, exporter.file_name(), &bytes)?;
     }
     if opts.plots {
         let charts = plot::charts(&report);
         let images: Vec<_> = charts.par_iter().map(|c| (c.render)(&report)).collect();
         for (chart, image) in charts.iter().zip(images) {
             let bytes = image.with_context(|| format!("cannot draw {}", chart.file_name))?;
-            written.push(write_atomic(out, chart.file_name, &bytes)?);
+            write_atomic(out, chart.file_name, &bytes)?;
         }
     }
     if !opts.quiet {
-        print_summary(opts, s, &report, &written, sim_wall, started.elapsed());
+        print_summary(opts, s, &report, sim_wall, started.elapsed());
     }
     Ok(())
 }
@@ -389,7 +420,6 @@ fn print_summary(
     opts: &RunOptions,
     s: &Scenario,
     report: &Report,
-    written: &[PathBuf],
     sim_wall: std::time::Duration,
     wall: std::time::Duration,
 ) {
@@ -459,7 +489,4 @@ fn print_summary(
         .map(|r| r.summary.totals.events + r.twin_events)
         .sum();
     print_speed(events, sim_wall, wall);
-    for path in written {
-        say!("wrote {}", path.display());
-    }
 }

@@ -6,9 +6,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use super::{InputError, MergeOptions, RunOptions, output_folder, print_speed, progress_bar};
+use super::{InputError, MergeOptions, RunOptions, print_speed, progress_bar};
 use crate::export::sweep_csv;
-use crate::output::write_atomic;
+use crate::output::{Staging, write_atomic};
 use crate::plot;
 use crate::scenario::{self, Scenario, Sweep};
 use crate::sweep::figures::FIGURES;
@@ -21,6 +21,7 @@ pub(super) fn run_sweep(
     opts: &RunOptions,
     s: &Scenario,
     sweep: &Sweep,
+    out: &Path,
     started: Instant,
 ) -> Result<()> {
     let total = sweep.runs();
@@ -55,7 +56,6 @@ pub(super) fn run_sweep(
         .into());
     }
     let sim_wall = simulated.elapsed();
-    let out = output_folder(opts, s);
     if let Some(spec) = opts.shard {
         let text = std::fs::read_to_string(&opts.scenario)
             .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
@@ -71,9 +71,8 @@ pub(super) fn run_sweep(
             cells: total,
         };
         let files = shard::files(&manifest, &text, &cells, &results).map_err(anyhow::Error::msg)?;
-        let mut written = Vec::new();
         for (name, bytes) in files {
-            written.push(write_atomic(&out, name, &bytes)?);
+            write_atomic(out, name, &bytes)?;
         }
         if !opts.quiet {
             say!(
@@ -86,14 +85,11 @@ pub(super) fn run_sweep(
                 cells.len()
             );
             print_speed(sweep::events(&results), sim_wall, started.elapsed());
-            for path in written {
-                say!("wrote {}", path.display());
-            }
         }
         return Ok(());
     }
     let report = sweep::aggregate(s, sweep, &results);
-    let written = write_sweep(&report, &out, opts.plots)?;
+    write_sweep(&report, out, opts.plots)?;
     if !opts.quiet {
         say!(
             "scenario {} ({}), seed {}",
@@ -101,7 +97,7 @@ pub(super) fn run_sweep(
             opts.scenario.display(),
             s.seed
         );
-        print_sweep(&report, &written, Some(sim_wall), started.elapsed());
+        print_sweep(&report, Some(sim_wall), started.elapsed());
     }
     Ok(())
 }
@@ -142,7 +138,6 @@ fn write_sweep(report: &SweepReport, out: &Path, plots: bool) -> Result<Vec<Path
 /// first two charted figures with their 95% half-widths.
 fn print_sweep(
     report: &SweepReport,
-    written: &[PathBuf],
     sim_wall: Option<std::time::Duration>,
     wall: std::time::Duration,
 ) {
@@ -197,9 +192,6 @@ fn print_sweep(
             wall.as_secs_f64()
         ),
     }
-    for path in written {
-        say!("wrote {}", path.display());
-    }
 }
 
 /// A point's values, "100" or "100, 2s".
@@ -241,10 +233,18 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&s.name));
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create the output folder {}", out.display()))?;
+    let staging = Staging::new(&out)?;
     let report = sweep::aggregate(&s, &sweep, &results);
-    let written = write_sweep(&report, &out, opts.plots)?;
+    write_sweep(&report, staging.dir(), opts.plots)?;
+    let files = staging.commit(&format!(
+        "# What made this folder; written last, so a folder without it is incomplete.\n\
+         sim_version = \"{}\"\nscenario = {}\nmerged_shards = {}\nseed = {}\ncharts = {}\n",
+        env!("CARGO_PKG_VERSION"),
+        toml::Value::String(s.name.clone()),
+        manifest.shards,
+        s.seed,
+        opts.plots
+    ))?;
     if !opts.quiet {
         say!(
             "scenario {} ({}), seed {}: merged {} shards",
@@ -254,7 +254,8 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
             manifest.shards
         );
         // Nothing was simulated here: the shards did it, at their own speed.
-        print_sweep(&report, &written, None, started.elapsed());
+        print_sweep(&report, None, started.elapsed());
+        super::say_written(&out, &files);
     }
     Ok(())
 }
