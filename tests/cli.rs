@@ -717,3 +717,47 @@ fn an_output_folder_holds_exactly_one_run() {
     // Nothing but the folder beside it.
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// A Retry-After that replaces the backoff is said, not silent: in `sim
+/// validate`, in a warning when strategies come out identical, in `sim delays`.
+#[test]
+fn a_retry_after_that_replaces_the_backoff_is_said() {
+    let out = sim()
+        .args(["validate", "scenarios/unavailable.toml"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("note: strategy \"exponential+retry-after\""),
+        "{text}"
+    );
+    let dir = TempDir::new().unwrap();
+    let run = run_into(
+        "scenarios/unavailable.toml",
+        &dir.path().join("u"),
+        "2",
+        &["--no-plots"],
+    )
+    .success();
+    let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains(
+            "\"full-jitter+retry-after\" and \"exponential+retry-after\" gave identical results"
+        ) && err.contains("replaces its backoff"),
+        "{err}"
+    );
+    let delays = sim()
+        .args([
+            "delays",
+            "exponential+retry-after",
+            "--scenario",
+            "scenarios/unavailable.toml",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8(delays.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.starts_with("note: strategy \"exponential+retry-after\""),
+        "{text}"
+    );
+}

@@ -100,6 +100,13 @@ fn resolve(o: &DelaysOptions) -> Result<(String, Backoff, u32)> {
             .into());
         };
         let title = format!("{} of {}", s.name, path.display());
+        for note in scenario::retry_after_notes(&sc) {
+            if note.starts_with(&format!("strategy \"{}\"", s.name)) {
+                say!(
+                    "note: {note}; the delays below are its backoff's, used for the other failures"
+                );
+            }
+        }
         return strategy(s.clone(), title);
     }
     if let Some(p) = presets::find(&o.what) {

@@ -157,6 +157,9 @@ fn validate(path: &Path) -> Result<()> {
         plural(s.world.outages.len(), "outage", "outages"),
         s.world.duration
     );
+    for note in scenario::retry_after_notes(&s) {
+        say!("  note: {note}");
+    }
     if let Some(sw) = &s.sweep {
         let axes: Vec<String> = sw
             .axes
@@ -285,6 +288,28 @@ fn run_manifest(opts: &RunOptions, s: &Scenario) -> Result<String> {
     Ok(m)
 }
 
+/// Warns on stderr when two strategies came out identical, figure for figure
+/// and bucket for bucket, and says why when a Retry-After is the likely cause.
+fn warn_identical(s: &Scenario, report: &Report) {
+    let notes = scenario::retry_after_notes(s);
+    for (i, a) in report.runs.iter().enumerate() {
+        for b in &report.runs[i + 1..] {
+            if a.summary == b.summary && a.buckets == b.buckets {
+                eprintln!(
+                    "warning: strategies \"{}\" and \"{}\" gave identical results{}",
+                    a.name,
+                    b.name,
+                    if notes.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {}", notes.join("; "))
+                    }
+                );
+            }
+        }
+    }
+}
+
 /// "wrote DIR/FILE" for each file of a committed folder.
 pub(super) fn say_written(out: &Path, files: &[String]) {
     for f in files {
@@ -361,6 +386,9 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
     let simulated = Instant::now();
     let report = simulate(s);
     let sim_wall = simulated.elapsed();
+    if !opts.quiet {
+        warn_identical(s, &report);
+    }
     if let Some(r) = report.runs.iter().find(|r| r.aborted.is_some()) {
         return Err(InputError(format!(
             "{}: strategy \"{}\": {}",

@@ -131,3 +131,44 @@ pub fn parse(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
     })?;
     validate::Checker::new(path, src).scenario(file)
 }
+
+/// Where a Retry-After replaces a strategy's backoff in this scenario: a note
+/// per strategy that honours a Retry-After the world sends (a `503` outage's
+/// `retry_after`, or the server's `shed_retry_after`), so that a comparison of
+/// backoffs under it does not silently compare the same delays.
+pub fn retry_after_notes(s: &Scenario) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (i, st) in s.strategies.iter().enumerate() {
+        let world = s.world_for(i);
+        let mut sent: Vec<(String, crate::engine::SimDuration)> = world
+            .outages
+            .iter()
+            .enumerate()
+            .filter_map(|(k, o)| match o.kind {
+                crate::model::OutageKind::Unavailable {
+                    retry_after: Some(ra),
+                } => Some((format!("outage[{k}]'s 503s"), ra)),
+                _ => None,
+            })
+            .collect();
+        if let crate::model::ServerModel::Capacity(c) = &world.server {
+            if let Some(ra) = c.shed.and_then(|sh| sh.retry_after) {
+                sent.push(("the server's 429s (shedding)".to_string(), ra));
+            }
+        }
+        let honoured: Vec<String> = sent
+            .iter()
+            .filter(|(_, ra)| st.policy.use_retry_after && *ra <= st.policy.retry_after_max)
+            .map(|(what, ra)| format!("{what} (Retry-After: {ra})"))
+            .collect();
+        if !honoured.is_empty() {
+            notes.push(format!(
+                "strategy \"{}\": after {} the Retry-After replaces its backoff \
+                 (use_retry_after = true, the default; set it to false to compare backoffs there)",
+                st.name,
+                honoured.join(" and ")
+            ));
+        }
+    }
+    notes
+}
