@@ -195,9 +195,13 @@ impl Checker<'_> {
             format!("{runs} runs (points x strategies x replications) is more than {MAX_RUNS}")
         })?;
 
-        let doc: DocumentMut = self.src.parse().map_err(|e: toml_edit::TomlError| {
+        let mut doc: DocumentMut = self.src.parse().map_err(|e: toml_edit::TomlError| {
             super::ScenarioError::file(self.file, e.message().to_string())
         })?;
+        // Every point is the file without its [sweep]: removed once here, not
+        // per point, so a long `values` list is not copied at every point
+        // (that made validation quadratic in the number of values).
+        doc.as_table_mut().remove("sweep");
         let mut points = Vec::with_capacity(points_n as usize);
         let sizes: Vec<usize> = checked.iter().map(|(a, _, _)| a.values.len()).collect();
         for flat in 0..points_n as usize {
@@ -372,11 +376,11 @@ impl Checker<'_> {
         }
     }
 
-    /// The scenario at one point: the file with the swept keys set and no
-    /// `[sweep]`, validated. Errors are messages for the caller to place.
+    /// The scenario at one point: `doc` (the file without its `[sweep]`) with
+    /// the swept keys set, validated. Errors are messages for the caller to
+    /// place.
     fn point(&self, doc: &DocumentMut, sets: &[(&KeyPath, &Value)]) -> Result<Scenario, String> {
         let mut doc = doc.clone();
-        doc.as_table_mut().remove("sweep");
         for (path, value) in sets {
             set(&mut doc, path, value).map_err(|m| format!("cannot set {path}: {m}"))?;
         }
