@@ -317,6 +317,89 @@ pub(super) fn say_written(out: &Path, files: &[String]) {
     }
 }
 
+/// Events a logical request costs, roughly: a start, two hops, a service, an
+/// answer and a stale timeout, plus think times and retries.
+const EVENTS_PER_REQUEST: f64 = 7.0;
+/// Above this many estimated events, `sim run` says what it is about to do.
+const BIG_RUN_EVENTS: f64 = 5e8;
+
+/// Prints, on stderr, an estimate of a large single run's cost before it starts.
+fn say_cost(s: &Scenario) {
+    let per_s = |w: &model::WorldConfig| -> f64 {
+        match &w.load {
+            model::Load::Open { rate_per_s } => *rate_per_s,
+            model::Load::Closed { clients, think } => {
+                let cycle = think.mean_nanos()
+                    + 2.0 * w.network.mean_nanos()
+                    + w.server.mean_service_nanos();
+                f64::from(*clients) * 1e9 / cycle.max(1.0)
+            }
+            model::Load::OneShot { clients } => {
+                f64::from(*clients) / w.duration.as_secs_f64().max(1e-9)
+            }
+        }
+    };
+    let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
+    let events: f64 = (0..s.strategies.len())
+        .map(|i| {
+            let w = s.world_for(i);
+            per_s(&w) * w.duration.as_secs_f64() * EVENTS_PER_REQUEST * twins
+        })
+        .sum();
+    if events > BIG_RUN_EVENTS {
+        let threads = rayon::current_num_threads().min(s.strategies.len()).max(1) as f64;
+        eprintln!(
+            "about {:.1} billion events ({}{}): at 10 to 18 million events/s on each of \
+             {}, {:.0} s to {:.0} s",
+            events / 1e9,
+            plural(s.strategies.len(), "strategy", "strategies"),
+            if twins > 1.0 {
+                ", each with its twin"
+            } else {
+                ""
+            },
+            plural(threads as usize, "thread", "threads"),
+            events / 18e6 / threads,
+            events / 10e6 / threads,
+        );
+    }
+}
+
+/// Runs `work` with a progress bar of simulated time on stderr (when it is a
+/// terminal and not `quiet`), fed by the runs' own count of simulated time.
+fn with_time_progress<T>(quiet: bool, s: &Scenario, work: impl FnOnce() -> T) -> T {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if quiet || !std::io::stderr().is_terminal() {
+        return work();
+    }
+    let twins: u64 = if s.world.outages.is_empty() { 1 } else { 2 };
+    let total = (0..s.strategies.len())
+        .map(|i| s.world_for(i).duration.0 * twins)
+        .sum::<u64>();
+    let start = model::SIMULATED_NS.load(Ordering::Relaxed);
+    let bar = indicatif::ProgressBar::new(total.max(1));
+    let style = indicatif::ProgressStyle::with_template(
+        "{bar:25} {percent}% of the simulated time, {elapsed} elapsed, about {eta} left",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                let now = model::SIMULATED_NS.load(Ordering::Relaxed);
+                bar.set_position(now.saturating_sub(start).min(total));
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            bar.finish_and_clear();
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
+}
+
 /// Bytes a run holds per closed-loop or one-shot client: its request slot and
 /// its pending events (measured: 50 million clients took 4.47 GB, 89 bytes each).
 const BYTES_PER_CLIENT: u64 = 96;
@@ -383,8 +466,11 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
     if let Some(sweep) = s.sweep.clone() {
         return run_sweep(opts, s, &sweep, out, started);
     }
+    if !opts.quiet {
+        say_cost(s);
+    }
     let simulated = Instant::now();
-    let report = simulate(s);
+    let report = with_time_progress(opts.quiet, s, || simulate(s));
     let sim_wall = simulated.elapsed();
     if !opts.quiet {
         warn_identical(s, &report);
@@ -426,7 +512,7 @@ pub(super) fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
     }
     let bar = indicatif::ProgressBar::new(0);
     let style = indicatif::ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} runs, {elapsed} elapsed, about {eta} left",
+        "{bar:25} {pos}/{len} runs, {elapsed} elapsed, about {eta} left",
     )
     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);

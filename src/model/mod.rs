@@ -18,4 +18,4 @@ pub use config::{
 pub use dist::Dist;
 pub use measure::{Measured, run_measured};
 pub use observer::{NoObserver, Observer};
-pub use sim::{Abort, MAX_PENDING, RunResult, run, run_observed};
+pub use sim::{Abort, MAX_PENDING, RunResult, SIMULATED_NS, run, run_observed};

@@ -19,6 +19,10 @@ use crate::model::server::{Finished, Job, Server};
 use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
 use crate::retry::{Breaker, Budget, Strategy, Throttle};
 
+/// Simulated nanoseconds advanced by every run in this process, summed: read by
+/// a progress display, never by a run (it cannot change results).
+pub static SIMULATED_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Everything a run measured.
 #[derive(Clone, Debug)]
 pub struct RunResult {
@@ -274,6 +278,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         let end = SimTime::ZERO + self.world.duration;
         let mut peak_pending = self.queue.len();
         let mut next_look = SimTime::ZERO + bucket;
+        let mut last_look = SimTime::ZERO;
         let (mut checked_at, mut stalled) = (SimTime::ZERO, 0u64);
         let stall_limit = self.stall_limit();
         let pending_limit = self.pending_limit();
@@ -303,6 +308,8 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             }
             if t >= next_look {
                 peak_pending = peak_pending.max(self.queue.len() + 1);
+                SIMULATED_NS.fetch_add((t - last_look).0, std::sync::atomic::Ordering::Relaxed);
+                last_look = t;
                 next_look = t + bucket;
             }
             self.now = t;
