@@ -95,4 +95,12 @@ pub enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
     },
+    /// Print a shell completion script, e.g. `sim completions bash >
+    /// ~/.local/share/bash-completion/completions/sim`.
+    Completions {
+        /// The shell: bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `sim man > sim.1; man ./sim.1`.
+    Man,
 }

@@ -13,12 +13,24 @@ fn main() -> ExitCode {
             if e.downcast_ref::<ScenarioError>().is_some()
                 || e.downcast_ref::<InputError>().is_some() =>
         {
-            eprintln!("error: {e:#}");
+            eprintln!("{}: {e:#}", error_label());
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("{}: {e:#}", error_label());
             ExitCode::from(1)
         }
+    }
+}
+
+/// "error", in bold red as clap writes its own, when stderr is a terminal and
+/// NO_COLOR (no-color.org) is unset or empty.
+fn error_label() -> &'static str {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    if !no_color && std::io::stderr().is_terminal() {
+        "\x1b[1;31merror\x1b[0m"
+    } else {
+        "error"
     }
 }

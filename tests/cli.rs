@@ -761,3 +761,26 @@ fn a_retry_after_that_replaces_the_backoff_is_said() {
         "{text}"
     );
 }
+
+/// Shell completions and the manual page come from the command's own
+/// description, so they list every subcommand.
+#[test]
+fn completions_and_the_manual_list_every_subcommand() {
+    let bash = sim().args(["completions", "bash"]).assert().success();
+    let bash = String::from_utf8(bash.get_output().stdout.clone()).unwrap();
+    let man = sim().arg("man").assert().success();
+    let man = String::from_utf8(man.get_output().stdout.clone()).unwrap();
+    assert!(man.starts_with(".ie") && man.contains(".TH sim 1"), "{man}");
+    for sub in [
+        "run",
+        "merge",
+        "validate",
+        "delays",
+        "presets",
+        "completions",
+    ] {
+        assert!(bash.contains(sub), "bash completion lacks {sub}");
+        assert!(man.contains(sub), "the manual lacks {sub}");
+    }
+    sim().args(["completions", "tcsh"]).assert().code(2);
+}

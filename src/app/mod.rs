@@ -116,6 +116,22 @@ pub fn main(cli: Cli) -> Result<()> {
             plot,
         }),
         Command::Presets => delays::presets(),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "sim", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            use std::io::Write as _;
+            std::io::stdout()
+                .write_all(&page)
+                .context("cannot write the manual page")?;
+            Ok(())
+        }
     }
 }
 
