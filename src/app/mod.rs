@@ -341,25 +341,11 @@ const BIG_RUN_EVENTS: f64 = 5e8;
 
 /// Prints, on stderr, an estimate of a large single run's cost before it starts.
 fn say_cost(s: &Scenario) {
-    let per_s = |w: &model::WorldConfig| -> f64 {
-        match &w.load {
-            model::Load::Open { rate_per_s } => *rate_per_s,
-            model::Load::Closed { clients, think } => {
-                let cycle = think.mean_nanos()
-                    + 2.0 * w.network.mean_nanos()
-                    + w.server.mean_service_nanos();
-                f64::from(*clients) * 1e9 / cycle.max(1.0)
-            }
-            model::Load::OneShot { clients } => {
-                f64::from(*clients) / w.duration.as_secs_f64().max(1e-9)
-            }
-        }
-    };
     let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
     let events: f64 = (0..s.strategies.len())
         .map(|i| {
             let w = s.world_for(i);
-            per_s(&w) * w.duration.as_secs_f64() * EVENTS_PER_REQUEST * twins
+            w.nominal_requests_per_s() * w.duration.as_secs_f64() * EVENTS_PER_REQUEST * twins
         })
         .sum();
     if events > BIG_RUN_EVENTS {

@@ -254,6 +254,24 @@ impl WorldConfig {
         self.outages.iter().map(|o| (o.start, o.end)).collect()
     }
 
+    /// Logical requests per second the load offers when every request is
+    /// answered in the time of one round trip and one service: the rate a
+    /// run's cost and its stall check scale with.
+    pub fn nominal_requests_per_s(&self) -> f64 {
+        match &self.load {
+            Load::Open { rate_per_s } => *rate_per_s,
+            Load::Closed { clients, think } => {
+                let cycle = think.mean_nanos()
+                    + 2.0 * self.network.mean_nanos()
+                    + self.server.mean_service_nanos();
+                f64::from(*clients) * 1e9 / cycle.max(1.0)
+            }
+            Load::OneShot { clients } => {
+                f64::from(*clients) / self.duration.as_secs_f64().max(1e-9)
+            }
+        }
+    }
+
     /// The same world without its triggers: what "normal" is for recovery.
     pub fn without_triggers(&self) -> WorldConfig {
         WorldConfig {

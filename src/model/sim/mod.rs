@@ -46,12 +46,16 @@ pub struct RunResult {
 /// fine), but the run would never end or would exhaust memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Abort {
-    /// Simulated time stood still for this many events: a zero-time loop (zero
-    /// latency, zero think time, answers at once, retries without delay).
+    /// Simulated time stood still, or crawled (over a hundred times the events
+    /// the load offers), for this many events: a zero-time loop (zero latency,
+    /// zero think time, answers at once, retries without delay), or nearly one
+    /// (nanosecond delays).
     NoProgress {
-        /// The instant time stood still at, ns.
+        /// When the crawl began, ns.
+        from_ns: u64,
+        /// When the run was stopped, ns.
         at_ns: u64,
-        /// Events processed there.
+        /// Events processed in between.
         events: u64,
     },
     /// More events pending at once than a run may hold ([`MAX_PENDING`]).
@@ -76,22 +80,47 @@ pub const MAX_PENDING: usize = 64 << 20;
 /// power of two, so the check is a mask).
 const CHECK_EVERY: u64 = 1 << 20;
 
-/// Checks in a row at one instant that stop a run, at the least: 16 million
-/// events with no time passing. A world may schedule a few events per client
-/// at one instant (clients with a constant think time all start together), so
+/// Checks in a row in which simulated time crawled that stop a run, at the
+/// least: 16 million events. A world may schedule a few events per client at
+/// one instant (clients with a constant think time all start together), so
 /// the limit grows with the clients: see [`Sim::stall_limit`].
 const STALLED_CHECKS: u64 = 16;
+
+/// A run crawls when it makes more events per simulated second than this many
+/// times what its load offers ([`crate::model::WorldConfig::nominal_requests_per_s`],
+/// about 7 events a request): retry storms multiply the load by 4 to 8 in the
+/// shipped scenarios, so 100 is far above any real one.
+const CRAWL_FACTOR: f64 = 700.0;
+/// ... and more than this many events per simulated second in any case.
+const CRAWL_FLOOR: f64 = 1e7;
 
 impl std::fmt::Display for Abort {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
-            Abort::NoProgress { at_ns, events } => write!(
+            Abort::NoProgress {
+                from_ns,
+                at_ns,
+                events,
+            } if from_ns == at_ns => write!(
                 f,
                 "simulated time stopped at {}: {events} events without time passing. \
                  A request can fail and be retried, or end and start again, in zero time \
                  (zero network latency and think time, an answer that comes back at once, \
                  retries without delay, a breaker or throttle that refuses at once); give \
                  the network latency, the think time or the backoff a positive duration",
+                SimTime(at_ns)
+            ),
+            Abort::NoProgress {
+                from_ns,
+                at_ns,
+                events,
+            } => write!(
+                f,
+                "simulated time crawls: {events} events from {} to {}, over a hundred \
+                 times what the load offers. Requests are retried or restarted within \
+                 nanoseconds (nanosecond latencies, think times, timeouts or backoffs); \
+                 give them realistic durations",
+                SimTime(from_ns),
                 SimTime(at_ns)
             ),
             Abort::TooManyPending {
@@ -279,20 +308,35 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         let mut peak_pending = self.queue.len();
         let mut next_look = SimTime::ZERO + bucket;
         let mut last_look = SimTime::ZERO;
-        let (mut checked_at, mut stalled) = (SimTime::ZERO, 0u64);
+        let (mut checked_at, mut crawl_from, mut stalled) = (SimTime::ZERO, SimTime::ZERO, 0u64);
         let stall_limit = self.stall_limit();
         let pending_limit = self.pending_limit();
+        // The simulated time a check window must cover for the run to move.
+        let fastest = (self.world.nominal_requests_per_s() * CRAWL_FACTOR).max(CRAWL_FLOOR);
+        let crawl_ns = (CHECK_EVERY as f64 / fastest * 1e9) as u64;
         while let Some((t, ev)) = self.queue.pop() {
             if t >= end {
                 break;
             }
             if self.rec.totals.events & (CHECK_EVERY - 1) == CHECK_EVERY - 1 {
                 // Cold: once a million events, is time moving, is memory bounded?
-                stalled = if t == checked_at { stalled + 1 } else { 0 };
+                if (t - checked_at).0 < crawl_ns {
+                    if stalled == 0 {
+                        crawl_from = t;
+                    }
+                    stalled += 1;
+                } else {
+                    stalled = 0;
+                }
                 checked_at = t;
                 if stalled >= stall_limit {
                     let events = stalled * CHECK_EVERY;
-                    return (peak_pending, Some(Abort::NoProgress { at_ns: t.0, events }));
+                    let abort = Abort::NoProgress {
+                        from_ns: crawl_from.0,
+                        at_ns: t.0,
+                        events,
+                    };
+                    return (peak_pending, Some(abort));
                 }
                 let pending = self.queue.len();
                 if pending > pending_limit {
