@@ -86,10 +86,11 @@ const CHECK_EVERY: u64 = 1 << 20;
 /// the limit grows with the clients: see [`Sim::stall_limit`].
 const STALLED_CHECKS: u64 = 16;
 
-/// A run crawls when it makes more events per simulated second than this many
-/// times what its load offers ([`crate::model::WorldConfig::nominal_requests_per_s`],
-/// about 7 events a request): retry storms multiply the load by 4 to 8 in the
-/// shipped scenarios, so 100 is far above any real one.
+/// A run crawls when it makes more events per simulated second than this
+/// many per request per second its load offers
+/// ([`crate::model::WorldConfig::nominal_requests_per_s`]): a request costs
+/// about 7 events, and retry storms multiply that by 4 to 8 in the shipped
+/// scenarios, so 700 (100 times the usual) is far above any real one.
 const CRAWL_FACTOR: f64 = 700.0;
 /// ... and more than this many events per simulated second in any case.
 const CRAWL_FLOOR: f64 = 1e7;
