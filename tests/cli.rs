@@ -612,8 +612,14 @@ fn more_shards_than_runs_is_bad_input() {
 fn zero_time_loops_stop_with_a_clear_error() {
     for (fixture, says) in [
         ("tests/fixtures/zero_time_loop.toml", "without time passing"),
-        ("tests/fixtures/zero_time_breaker.toml", "without time passing"),
-        ("tests/fixtures/nanosecond_loop.toml", "simulated time crawls"),
+        (
+            "tests/fixtures/zero_time_breaker.toml",
+            "without time passing",
+        ),
+        (
+            "tests/fixtures/nanosecond_loop.toml",
+            "simulated time crawls",
+        ),
     ] {
         let dir = TempDir::new().unwrap();
         let out = dir.path().join("out");
