@@ -20,6 +20,16 @@ fn run_into(file: &str, out: &Path, threads: &str, extra: &[&str]) -> assert_cmd
         .assert()
 }
 
+/// What a finished command wrote to stderr.
+fn stderr(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+/// What a finished command wrote to stdout.
+fn stdout(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}
+
 /// Asserts that each of `files` has the same bytes in folders `a` and `b`.
 fn assert_same_files(a: &Path, b: &Path, files: &[&str]) {
     for f in files {
@@ -56,7 +66,7 @@ fn run_writes_the_contract_files() {
     let dir = TempDir::new().unwrap();
     let out = dir.path().join("small");
     let assert = run_into("tests/fixtures/small.toml", &out, "2", &[]).success();
-    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let stdout = stdout(&assert);
     assert!(
         stdout.contains("seed 3"),
         "stdout names the seed:\n{stdout}"
@@ -170,8 +180,8 @@ fn bad(name: &str) -> String {
         .code(2);
     assert!(!out.exists(), "{name}: bad input must write nothing");
     let validate = sim().args(["validate", &file]).assert().code(2);
-    let run_err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
-    let validate_err = String::from_utf8(validate.get_output().stderr.clone()).unwrap();
+    let run_err = stderr(&run);
+    let validate_err = stderr(&validate);
     assert_eq!(run_err, validate_err);
     assert!(
         run_err.starts_with(&format!("error: {file}")),
@@ -215,7 +225,7 @@ fn missing_file_is_bad_input() {
         .args(["run", "scenarios/no-such-file.toml"])
         .assert()
         .code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = stderr(&out);
     assert!(
         err.contains("scenarios/no-such-file.toml") && err.contains("cannot read"),
         "{err}"
@@ -232,7 +242,7 @@ fn unwritable_output_is_a_failure_not_bad_input() {
         .arg(blocker.join("sub"))
         .assert()
         .code(1);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = stderr(&out);
     assert!(err.contains("cannot create the output folder"), "{err}");
 }
 
@@ -360,7 +370,7 @@ fn merging_an_incomplete_or_mixed_set_of_shards_is_bad_input() {
             .assert()
             .code(2);
         assert!(!out.exists(), "a failed merge writes nothing");
-        String::from_utf8(a.get_output().stderr.clone()).unwrap()
+        stderr(&a)
     };
     let err = merge(&parts[..2]);
     assert!(err.contains("shards 3 of 3 are missing"), "{err}");
@@ -394,7 +404,7 @@ fn shard_needs_a_sweep_and_a_valid_spec() {
     let dir = TempDir::new().unwrap();
     let out = dir.path().join("o");
     let a = run_into("tests/fixtures/small.toml", &out, "1", &["--shard", "1/2"]).code(2);
-    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    let err = stderr(&a);
     assert!(err.contains("has none"), "{err}");
     for bad in ["0/2", "3/2", "x"] {
         run_into("tests/fixtures/grid.toml", &out, "1", &["--shard", bad]).code(2);
@@ -411,7 +421,7 @@ fn delays_prints_each_retry_and_draws_on_request() {
         .arg(&png)
         .assert()
         .success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let text = stdout(&out);
     // Exponential without jitter: every quantile of retry 3 is 800 ms.
     let row3 = text
         .lines()
@@ -434,7 +444,7 @@ fn delays_prints_each_retry_and_draws_on_request() {
 #[test]
 fn presets_lists_every_preset_with_its_delays_and_source() {
     let out = sim().arg("presets").assert().success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let text = stdout(&out);
     for name in [
         "got",
         "axios-retry",
@@ -472,7 +482,7 @@ fn delays_takes_a_preset_or_a_scenarios_strategy() {
         .args(["delays", "polly-exponential"])
         .assert()
         .success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let text = stdout(&out);
     // Polly's exponential default: 2, 4, 8 s, and its limit of 3 retries.
     let rows: Vec<&str> = text.lines().skip(3).collect();
     assert_eq!(rows.len(), 3, "{text}");
@@ -486,7 +496,7 @@ fn delays_takes_a_preset_or_a_scenarios_strategy() {
         ])
         .assert();
     let out = out.code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = stderr(&out);
     assert!(err.contains("its strategies: none, full-jitter"), "{err}");
     sim()
         .args([
@@ -585,7 +595,7 @@ fn an_error_far_along_a_long_line_is_reported_not_a_panic() {
     let file = dir.path().join("long.toml");
     fs::write(&file, format!("duration = \"1s\"{}x\n", " ".repeat(65_535))).unwrap();
     let out = sim().arg("validate").arg(&file).assert().code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = stderr(&out);
     assert!(err.contains(":1:65551:"), "{err}");
     assert!(err.len() < 600, "a short message: {} bytes", err.len());
 }
@@ -601,7 +611,7 @@ fn more_shards_than_runs_is_bad_input() {
         .arg(dir.path().join("s"))
         .assert()
         .code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = stderr(&out);
     assert!(err.contains("at most"), "{err}");
     assert!(!dir.path().join("s").exists(), "nothing written");
 }
@@ -624,7 +634,7 @@ fn zero_time_loops_stop_with_a_clear_error() {
         let dir = TempDir::new().unwrap();
         let out = dir.path().join("out");
         let assert = run_into(fixture, &out, "2", &[]).code(2);
-        let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        let err = stderr(&assert);
         assert!(err.contains(says), "{fixture}: {err}");
         assert!(!out.exists(), "{fixture}: the output folder is left behind");
     }
@@ -641,7 +651,7 @@ fn messages_speak_the_files_language() {
         let file = dir.path().join(format!("{name}.toml"));
         fs::write(&file, text).unwrap();
         let out = sim().arg("validate").arg(&file).assert().code(2);
-        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let err = stderr(&out);
         for w in wants {
             assert!(err.contains(w), "{name}: wants {w:?} in:\n{err}");
         }
@@ -679,7 +689,7 @@ fn messages_speak_the_files_language() {
     let file = dir.path().join("latin1.toml");
     fs::write(&file, bytes).unwrap();
     let out = sim().arg("validate").arg(&file).assert().code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = stderr(&out);
     assert!(
         err.contains("line 1, column 3") && err.contains("UTF-8"),
         "{err}"
@@ -730,7 +740,7 @@ fn a_retry_after_that_replaces_the_backoff_is_said() {
         .args(["validate", "scenarios/unavailable.toml"])
         .assert()
         .success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let text = stdout(&out);
     assert!(
         text.contains("note: strategy \"exponential+retry-after\""),
         "{text}"
@@ -743,7 +753,7 @@ fn a_retry_after_that_replaces_the_backoff_is_said() {
         &["--no-plots"],
     )
     .success();
-    let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    let err = stderr(&run);
     assert!(
         err.contains(
             "\"full-jitter+retry-after\" and \"exponential+retry-after\" gave identical results"
@@ -759,7 +769,7 @@ fn a_retry_after_that_replaces_the_backoff_is_said() {
         ])
         .assert()
         .success();
-    let text = String::from_utf8(delays.get_output().stdout.clone()).unwrap();
+    let text = stdout(&delays);
     assert!(
         text.starts_with("note: strategy \"exponential+retry-after\""),
         "{text}"
@@ -771,9 +781,9 @@ fn a_retry_after_that_replaces_the_backoff_is_said() {
 #[test]
 fn completions_and_the_manual_list_every_subcommand() {
     let bash = sim().args(["completions", "bash"]).assert().success();
-    let bash = String::from_utf8(bash.get_output().stdout.clone()).unwrap();
+    let bash = stdout(&bash);
     let man = sim().arg("man").assert().success();
-    let man = String::from_utf8(man.get_output().stdout.clone()).unwrap();
+    let man = stdout(&man);
     assert!(man.starts_with(".ie") && man.contains(".TH sim 1"), "{man}");
     for sub in [
         "run",

@@ -8,6 +8,8 @@
 //! tolerance, so that a pass means the engine agrees within the tolerance (at
 //! three standard errors), not that the run was too short to tell.
 
+mod common;
+
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -151,24 +153,16 @@ fn littles_law_holds_through_retries_and_an_outage() {
     // departures) separate the two sides; 1% is generous.
     let s = scenario::load(Path::new("scenarios/outage.toml")).unwrap();
     for strategy in &s.strategies {
-        let r = model::run(&s.world, strategy, s.seed, s.metrics.bucket);
-        let l =
-            r.buckets.iter().map(|b| b.queue_len + b.busy).sum::<f64>() / r.buckets.len() as f64;
-        let t = &r.totals;
-        let lambda = t.server_departures as f64 / s.world.duration.as_secs_f64();
-        let w = t.server_sojourn_ns as f64 / t.server_departures as f64 / 1e9;
-        let rel = (l - lambda * w).abs() / l;
+        let (l, lw, _) = common::littles_law(&s.world, strategy, s.seed, s.metrics.bucket);
         eprintln!(
-            "Little, {}: L = {l:.4}, lambda W = {:.4} ({:+.3}%)",
+            "Little, {}: L = {l:.4}, lambda W = {lw:.4} ({:+.3}%)",
             strategy.name,
-            lambda * w,
-            100.0 * (lambda * w / l - 1.0)
+            100.0 * (lw / l - 1.0)
         );
         assert!(
-            rel < 0.01,
-            "{}: L = {l}, lambda W = {}",
-            strategy.name,
-            lambda * w
+            (l - lw).abs() / l < 0.01,
+            "{}: L = {l}, lambda W = {lw}",
+            strategy.name
         );
     }
 }
