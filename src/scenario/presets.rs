@@ -53,16 +53,16 @@ pub const PRESETS: [Preset; 17] = [
     },
     Preset {
         name: "axios-retry",
-        library: "axios-retry 4 (Node.js), default retryDelay (noDelay)",
+        library: "axios-retry 4 (Node.js; measured on 4.5.0 with axios 1.21.1), default retryDelay (noDelay)",
         source: "https://github.com/softonic/axios-retry#options",
-        notes: "isNetworkOrIdempotentRequestError: network errors and 5xx, but not ECONNABORTED, axios's timeout; by default one axios timeout spans all attempts (shouldResetTimeout false), which the scenario's deadline can model",
+        notes: "isNetworkOrIdempotentRequestError: network errors, 429 and every 5xx (501 included, not simulated), but not ECONNABORTED, axios's timeout; the default delay waits a Retry-After exactly, with no cap; by default one axios timeout spans all attempts (shouldResetTimeout false), which the scenario's deadline can model",
         table: axios_retry,
     },
     Preset {
         name: "axios-retry-exponential",
-        library: "axios-retry 4 (Node.js), retryDelay: exponentialDelay",
+        library: "axios-retry 4 (Node.js; measured on 4.5.0 with axios 1.21.1), retryDelay: exponentialDelay",
         source: "https://github.com/softonic/axios-retry#options",
-        notes: "exponentialDelay = 2^n * 100 ms plus up to 20%; it waits at least a Retry-After, which the simulator models as Retry-After replacing the delay",
+        notes: "exponentialDelay = 2^n * 100 ms plus up to 20%; retries network errors, 429 and 5xx like the default; with a Retry-After it waits max(Retry-After, backoff) * U(1, 1.2), which the simulator approximates as the Retry-After alone",
         table: axios_retry_exponential,
     },
     Preset {
@@ -102,9 +102,9 @@ pub const PRESETS: [Preset; 17] = [
     },
     Preset {
         name: "grpc-full-jitter",
-        library: "gRPC retry policy (gRFC A6 as first published)",
+        library: "gRPC retry policy, the historical form (gRFC A6 as first published; older grpc releases)",
         source: "https://github.com/grpc/proposal/blob/master/A6-client-retries.md",
-        notes: "the first form of A6's backoff: random(0, min(initial * multiplier^(n-1), max)); otherwise as grpc",
+        notes: "historical: random(0, min(initial * multiplier^(n-1), max)), A6's first text; grpcio 1.85.3 jitters by +-20% instead (the grpc preset); otherwise as grpc",
         table: grpc_full_jitter,
     },
     Preset {
@@ -243,15 +243,21 @@ fn got() -> RetryFile {
 
 /// axios-retry 4: `retries` 3, `retryDelay` noDelay (0), `retryCondition`
 /// isNetworkOrIdempotentRequestError: no response (but not ECONNABORTED, the
-/// axios timeout) or a 5xx, on idempotent methods (its README's options).
+/// axios timeout), a 429 or a 5xx, on idempotent methods (its README's
+/// options; the 429 and the uncapped Retry-After as measured on 4.5.0 with
+/// axios 1.21.1).
 fn axios_retry() -> RetryFile {
-    table(
-        BackoffFile::None,
-        0,
-        None,
-        3,
-        &["reset", "refused", "500", "502", "503", "504"],
-    )
+    RetryFile {
+        // The default delay is a Retry-After when there is one, exactly.
+        use_retry_after: Some(true),
+        ..table(
+            BackoffFile::None,
+            0,
+            None,
+            3,
+            &["reset", "refused", "429", "500", "502", "503", "504"],
+        )
+    }
 }
 
 /// axios-retry 4 with `exponentialDelay`: `2^n * 100` ms plus U(0, 20%) of it,
@@ -265,7 +271,7 @@ fn axios_retry_exponential() -> RetryFile {
             200,
             None,
             3,
-            &["reset", "refused", "500", "502", "503", "504"],
+            &["reset", "refused", "429", "500", "502", "503", "504"],
         )
     }
 }
@@ -535,7 +541,10 @@ mod tests {
         ] {
             assert_eq!(retries(name, Outcome::Status400), bad, "{name}");
         }
-        assert!(!retries("axios-retry", Outcome::Status429));
+        // Measured on axios-retry 4.5.0 (axios 1.21.1): its default condition
+        // retries 429 as well as every 5xx.
+        assert!(retries("axios-retry", Outcome::Status429));
+        assert!(retries("axios-retry-exponential", Outcome::Status429));
     }
 
     #[test]
