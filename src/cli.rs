@@ -87,9 +87,28 @@ pub enum Command {
         /// Also draw the distribution to this PNG file.
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// For a preset or strategy: the delays its policy picks after this
+        /// outcome (e.g. 429, whose backoff base may differ, or 503) [default:
+        /// the backoff's own schedule].
+        #[arg(long)]
+        after: Option<String>,
+        /// For a preset or strategy: the server's Retry-After on each failure
+        /// (e.g. 3s), combined as the policy does; implies --after 503 unless
+        /// --after is given.
+        #[arg(long)]
+        retry_after: Option<String>,
+        /// Also write every drawn delay to this CSV file (sequence, retry,
+        /// delay_s), for comparison with measured libraries.
+        #[arg(long)]
+        samples_csv: Option<PathBuf>,
     },
     /// List the library presets: limits, retried outcomes, delays and sources.
-    Presets,
+    Presets {
+        /// Print them as TOML, one [[preset]] table each, for scripts (the
+        /// conformance harness reads this).
+        #[arg(long)]
+        toml: bool,
+    },
     /// Check a scenario file without running it.
     Validate {
         /// The scenario file (TOML).

@@ -8,7 +8,9 @@ use anyhow::Result;
 use super::InputError;
 use crate::output::write_atomic;
 use crate::plot;
-use crate::retry::delays::{RetryDelays, delay_distribution};
+use crate::retry::delays::{
+    RetryDelays, delay_distribution, draw_sequences, policy_delays, summarize,
+};
 use crate::retry::{Backoff, BackoffKind, BudgetConfig, Jitter, Outcome, Strategy};
 use crate::scenario::duration::parse_duration;
 use crate::scenario::presets::{self, PRESETS};
@@ -37,6 +39,12 @@ pub struct DelaysOptions {
     pub seed: u64,
     /// Where to draw the distribution.
     pub plot: Option<PathBuf>,
+    /// The outcome the policy decides after (preset or strategy only).
+    pub after: Option<String>,
+    /// The server's Retry-After on each failure (preset or strategy only).
+    pub retry_after: Option<String>,
+    /// Where to write every drawn delay.
+    pub samples_csv: Option<PathBuf>,
 }
 
 /// Most retries shown by default for a strategy with a higher limit.
@@ -44,18 +52,72 @@ const DEFAULT_SHOWN: u32 = 8;
 
 /// `sim delays`.
 pub fn delays(o: &DelaysOptions) -> Result<()> {
-    let (title, backoff, limit) = resolve(o)?;
+    let (title, backoff, limit, strategy) = resolve(o)?;
     let retries = o.retries.unwrap_or(limit.clamp(1, DEFAULT_SHOWN));
     if o.samples == 0 || retries == 0 || retries > 1000 {
         return Err(
             InputError("--samples must be positive and --retries from 1 to 1000".into()).into(),
         );
     }
-    let table = delay_distribution(&backoff, retries, o.samples, o.seed);
+    let hint = match &o.retry_after {
+        Some(text) => {
+            Some(parse_duration(text).map_err(|e| InputError(format!("--retry-after: {e}")))?)
+        }
+        None => None,
+    };
+    let after = match (&o.after, hint) {
+        (Some(name), _) => Some(Outcome::from_name(name).ok_or_else(|| {
+            let valid: Vec<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
+            InputError(format!(
+                "--after: unknown outcome \"{name}\"; valid: {}",
+                valid.join(", ")
+            ))
+        })?),
+        (None, Some(_)) => Some(Outcome::Status503),
+        (None, None) => None,
+    };
+    let sequences = match (after, &strategy) {
+        (None, _) => draw_sequences(retries, o.samples, o.seed, |n, m, rng| {
+            Some(backoff.delay(n, m, rng))
+        }),
+        (Some(outcome), Some(s)) => policy_delays(s, outcome, hint, retries, o.samples, o.seed)
+            .ok_or_else(|| {
+                InputError(format!("\"{}\" does not retry {}", o.what, outcome.name()))
+            })?,
+        (Some(_), None) => {
+            return Err(InputError(
+                "--after and --retry-after need a preset or a scenario's strategy, whose policy decides"
+                    .into(),
+            )
+            .into());
+        }
+    };
+    if let Some(path) = &o.samples_csv {
+        let mut text = String::from("sequence,retry,delay_s\n");
+        for (i, xs) in sequences.iter().enumerate() {
+            for (k, x) in xs.iter().enumerate() {
+                text.push_str(&format!("{},{},{x}\n", k + 1, i + 1));
+            }
+        }
+        write_file(path, text.as_bytes(), "--samples-csv")?;
+    }
+    let table = summarize(sequences);
     say!("{title}");
+    let context = match (after, hint) {
+        (Some(outcome), Some(ra)) => format!(" after {} with Retry-After {ra}", outcome.name()),
+        (Some(outcome), None) => format!(" after {}", outcome.name()),
+        _ => String::new(),
+    };
+    let shown = match (
+        after,
+        strategy.as_ref().and_then(|s| s.policy.throttling_base),
+    ) {
+        (Some(Outcome::Status429), Some(base)) => Backoff { base, ..backoff },
+        _ => backoff,
+    };
     say!(
-        "{}; {} sequences, seed {}",
-        describe_backoff(&backoff),
+        "{}{context}; {} sequences, seed {}",
+        describe_backoff(&shown),
         o.samples,
         o.seed
     );
@@ -67,17 +129,20 @@ pub fn delays(o: &DelaysOptions) -> Result<()> {
         );
         let bytes =
             plot::delays::render(&format!("Delay before each retry: {title}"), &sub, &table)?;
-        let written = write_file(path, &bytes)?;
+        let written = write_file(path, &bytes, "--plot")?;
         say!("wrote {}", written.display());
     }
     Ok(())
 }
 
-/// The title, backoff and retry limit `o.what` names.
-fn resolve(o: &DelaysOptions) -> Result<(String, Backoff, u32)> {
+/// The title, backoff, retry limit and strategy (none for a bare kind) that
+/// `o.what` names.
+type Resolved = (String, Backoff, u32, Option<Strategy>);
+
+fn resolve(o: &DelaysOptions) -> Result<Resolved> {
     let kind_flags =
         o.base.is_some() || o.cap.is_some() || o.multiplier.is_some() || o.first_exponent.is_some();
-    let strategy = |s: Strategy, title: String| -> Result<(String, Backoff, u32)> {
+    let strategy = |s: Strategy, title: String| -> Result<Resolved> {
         if kind_flags {
             return Err(InputError(format!(
                 "--base, --cap, --multiplier and --first-exponent shape a backoff kind; \"{}\" brings its own (override it in a scenario instead)",
@@ -85,7 +150,7 @@ fn resolve(o: &DelaysOptions) -> Result<(String, Backoff, u32)> {
             ))
             .into());
         }
-        Ok((title, s.backoff, s.policy.max_retries))
+        Ok((title, s.backoff, s.policy.max_retries, Some(s)))
     };
     if let Some(path) = &o.scenario {
         let sc = scenario::load(path)?;
@@ -148,7 +213,7 @@ fn resolve(o: &DelaysOptions) -> Result<(String, Backoff, u32)> {
         first_exponent,
         jitter: Jitter::None,
     };
-    Ok((kind.name().to_owned(), backoff, 5))
+    Ok((kind.name().to_owned(), backoff, 5, None))
 }
 
 fn print_table(table: &[RetryDelays]) {
@@ -182,7 +247,7 @@ fn print_table(table: &[RetryDelays]) {
 }
 
 /// Writes `bytes` to `path` atomically.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+fn write_file(path: &Path, bytes: &[u8], flag: &str) -> Result<PathBuf> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -190,7 +255,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let file = path
         .file_name()
         .and_then(|f| f.to_str())
-        .ok_or_else(|| InputError(format!("--plot {}: not a file name", path.display())))?;
+        .ok_or_else(|| InputError(format!("{flag} {}: not a file name", path.display())))?;
     write_atomic(dir, file, bytes)
 }
 
@@ -210,17 +275,16 @@ pub fn presets() -> Result<()> {
             .map(|o| o.name())
             .collect();
         say!(
-            "  {} on {}; Retry-After {}; {}",
+            "  {} on {}; {}; {}",
             limit(s.policy.max_retries),
             on.join(" "),
-            if s.policy.use_retry_after {
-                "honoured"
-            } else {
-                "ignored"
-            },
+            retry_after_use(&s),
             budget(s.budget.as_ref())
         );
         say!("  backoff: {}", describe_backoff(&s.backoff));
+        if let Some(b) = s.policy.throttling_base {
+            say!("  after a 429 the backoff's base is {b}");
+        }
         if shown > 0 {
             let table = delay_distribution(&s.backoff, shown, 10_000, 1);
             let cells: Vec<String> = table
@@ -253,6 +317,24 @@ pub fn presets() -> Result<()> {
     Ok(())
 }
 
+/// How a strategy uses a Retry-After, in words.
+fn retry_after_use(s: &Strategy) -> String {
+    use crate::retry::RetryAfterMode;
+    if !s.policy.use_retry_after {
+        return "Retry-After ignored".into();
+    }
+    match s.policy.retry_after_mode {
+        RetryAfterMode::Replace => "Retry-After honoured".into(),
+        RetryAfterMode::AtLeast { slack } if slack == crate::engine::SimDuration::MAX => {
+            "Retry-After raises the delay".into()
+        }
+        RetryAfterMode::AtLeast { slack } => {
+            format!("Retry-After raises the delay by at most {slack}")
+        }
+        RetryAfterMode::BeforeJitter => "Retry-After raises the delay before its jitter".into(),
+    }
+}
+
 fn limit(n: u32) -> String {
     match n {
         u32::MAX => "unlimited retries".into(),
@@ -272,10 +354,11 @@ fn budget(b: Option<&BudgetConfig>) -> String {
             capacity,
             retry_cost,
             timeout_cost,
+            throttling_cost,
             ..
-        }) => {
-            format!("retry quota {capacity} (retry {retry_cost}, after a timeout {timeout_cost})")
-        }
+        }) => format!(
+            "retry quota {capacity} (retry {retry_cost}, after a timeout {timeout_cost}, after a 429 {throttling_cost})"
+        ),
         Some(other) => format!("budget {other:?}"),
     }
 }
@@ -310,4 +393,115 @@ fn describe_backoff(b: &Backoff) -> String {
         b.cap,
         b.multiplier
     )
+}
+
+/// One preset as `sim presets --toml` prints it.
+#[derive(serde::Serialize)]
+struct PresetFacts {
+    name: &'static str,
+    library: &'static str,
+    /// A number, or "unlimited".
+    max_retries: toml::Value,
+    retry_on: Vec<&'static str>,
+    /// "ignored", "replace", "at-least" or "before-jitter".
+    retry_after: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_slack_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    throttling_base_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deadline_s: Option<f64>,
+    budget: toml::Table,
+    /// FNV-1a of the whole strategy the preset makes: it changes whenever
+    /// anything the preset decides changes.
+    fingerprint: String,
+}
+
+#[derive(serde::Serialize)]
+struct PresetList {
+    preset: Vec<PresetFacts>,
+}
+
+/// `sim presets --toml`: the facts a script needs to compare a preset with its
+/// library, one `[[preset]]` table each.
+pub fn presets_toml() -> Result<()> {
+    use crate::retry::RetryAfterMode;
+    let mut list = Vec::new();
+    for p in &PRESETS {
+        let s = preset_strategy(p)?;
+        let mut budget = toml::Table::new();
+        match &s.budget {
+            None => {
+                budget.insert("kind".into(), "none".into());
+            }
+            Some(BudgetConfig::TokenBucket {
+                max_tokens,
+                token_ratio,
+            }) => {
+                budget.insert("kind".into(), "token-bucket".into());
+                budget.insert("max_tokens".into(), (*max_tokens).into());
+                budget.insert("token_ratio".into(), (*token_ratio).into());
+            }
+            Some(BudgetConfig::AwsQuota {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                throttling_cost,
+                success_bonus,
+            }) => {
+                budget.insert("kind".into(), "aws-quota".into());
+                for (k, v) in [
+                    ("capacity", capacity),
+                    ("retry_cost", retry_cost),
+                    ("timeout_cost", timeout_cost),
+                    ("throttling_cost", throttling_cost),
+                    ("success_bonus", success_bonus),
+                ] {
+                    budget.insert(k.into(), i64::from(*v).into());
+                }
+            }
+            Some(other) => {
+                budget.insert("kind".into(), format!("{other:?}").into());
+            }
+        }
+        let (retry_after, slack) = match (s.policy.use_retry_after, s.policy.retry_after_mode) {
+            (false, _) => ("ignored", None),
+            (true, RetryAfterMode::Replace) => ("replace", None),
+            (true, RetryAfterMode::AtLeast { slack }) => (
+                "at-least",
+                (slack != crate::engine::SimDuration::MAX).then(|| slack.as_secs_f64()),
+            ),
+            (true, RetryAfterMode::BeforeJitter) => ("before-jitter", None),
+        };
+        list.push(PresetFacts {
+            name: p.name,
+            library: p.library,
+            max_retries: match s.policy.max_retries {
+                u32::MAX => "unlimited".into(),
+                n => i64::from(n).into(),
+            },
+            retry_on: Outcome::ALL
+                .iter()
+                .filter(|o| s.policy.retry_on.contains(**o))
+                .map(|o| o.name())
+                .collect(),
+            retry_after,
+            retry_after_slack_s: slack,
+            throttling_base_s: s.policy.throttling_base.map(|b| b.as_secs_f64()),
+            deadline_s: s.policy.deadline.map(|d| d.as_secs_f64()),
+            budget,
+            fingerprint: format!("{:016x}", fnv1a(format!("{s:?}").as_bytes())),
+        });
+    }
+    let text = toml::to_string(&PresetList { preset: list })
+        .map_err(|e| anyhow::anyhow!("cannot write the presets as TOML: {e}"))?;
+    print!("{text}");
+    Ok(())
+}
+
+/// 64-bit FNV-1a: a stable hash, the same on every machine and version.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -103,6 +103,9 @@ pub fn main(cli: Cli) -> Result<()> {
             samples,
             seed,
             plot,
+            after,
+            retry_after,
+            samples_csv,
         } => delays::delays(&delays::DelaysOptions {
             what,
             scenario,
@@ -114,8 +117,17 @@ pub fn main(cli: Cli) -> Result<()> {
             samples,
             seed,
             plot,
+            after,
+            retry_after,
+            samples_csv,
         }),
-        Command::Presets => delays::presets(),
+        Command::Presets { toml } => {
+            if toml {
+                delays::presets_toml()
+            } else {
+                delays::presets()
+            }
+        }
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();

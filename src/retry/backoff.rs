@@ -147,6 +147,20 @@ impl Backoff {
     /// decorrelated jitter grows from (treating the first retry's as `base`), or
     /// the previous `f(t)` of [`BackoffKind::DecorrelatedJitterV2`].
     pub fn delay<R: Rng + ?Sized>(&self, n: u32, memory: f64, rng: &mut R) -> (SimDuration, f64) {
+        self.delay_at_least(n, memory, SimDuration::ZERO, rng)
+    }
+
+    /// [`Backoff::delay`] with the kind's value raised to at least `floor`
+    /// before the jitter is applied, as axios-retry's `exponentialDelay` raises
+    /// its `2^n * 100 ms` to a Retry-After before adding up to 20%.
+    pub fn delay_at_least<R: Rng + ?Sized>(
+        &self,
+        n: u32,
+        memory: f64,
+        floor: SimDuration,
+        rng: &mut R,
+    ) -> (SimDuration, f64) {
+        let floor = floor.as_nanos_f64();
         let cap = self.cap.as_nanos_f64();
         let ns = match self.kind {
             BackoffKind::None => 0.0,
@@ -172,11 +186,11 @@ impl Backoff {
             BackoffKind::DecorrelatedJitterV2 => {
                 let t = f64::from(n - 1) + rng.random::<f64>();
                 let (ns, next) = self.v2(t, memory);
-                let ns = SimDuration::from_nanos_f64(self.jitter.apply(ns, rng));
+                let ns = SimDuration::from_nanos_f64(self.jitter.apply(ns.max(floor), rng));
                 return (ns, next);
             }
         };
-        let d = SimDuration::from_nanos_f64(self.jitter.apply(ns, rng));
+        let d = SimDuration::from_nanos_f64(self.jitter.apply(ns.max(floor), rng));
         (d, d.as_nanos_f64())
     }
 

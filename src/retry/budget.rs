@@ -24,9 +24,10 @@ pub enum BudgetConfig {
         token_ratio: f64,
     },
     /// The AWS SDK standard retry quota (botocore): starts at `capacity`; a retry
-    /// costs `retry_cost` (`timeout_cost` after a timeout) and is refused when the
-    /// quota cannot pay; a success refunds its retry's cost, a first-try success
-    /// adds `success_bonus`. Defaults 500, 5, 10, 1.
+    /// costs `retry_cost` (`timeout_cost` after a timeout, `throttling_cost`
+    /// after a 429) and is refused when the quota cannot pay; a success refunds
+    /// its retry's cost, a first-try success adds `success_bonus`. Defaults 500,
+    /// 5, 10, 5, 1 (botocore up to 1.43); botocore 1.44 charges 14, 14, 5.
     AwsQuota {
         /// Initial and largest quota.
         capacity: u32,
@@ -34,6 +35,8 @@ pub enum BudgetConfig {
         retry_cost: u32,
         /// Cost of a retry after a timeout.
         timeout_cost: u32,
+        /// Cost of a retry after a throttling response (429).
+        throttling_cost: u32,
         /// Added by a success on the first attempt.
         success_bonus: u32,
     },
@@ -138,12 +141,13 @@ impl Budget {
             BudgetConfig::AwsQuota {
                 retry_cost,
                 timeout_cost,
+                throttling_cost,
                 ..
             } => {
-                let cost = if outcome == Outcome::Timeout {
-                    *timeout_cost
-                } else {
-                    *retry_cost
+                let cost = match outcome {
+                    Outcome::Timeout => *timeout_cost,
+                    Outcome::Status429 => *throttling_cost,
+                    _ => *retry_cost,
                 };
                 if self.level < f64::from(cost) {
                     return None;
@@ -221,11 +225,34 @@ mod tests {
     }
 
     #[test]
+    fn aws_quota_charges_throttling_retries_their_own_cost() {
+        // botocore 1.44: 500 tokens buy 35 retries at 14, 100 at 5.
+        let quota = |retry, throttling| {
+            Budget::new(&BudgetConfig::AwsQuota {
+                capacity: 500,
+                retry_cost: retry,
+                timeout_cost: retry,
+                throttling_cost: throttling,
+                success_bonus: 1,
+            })
+        };
+        let granted = |b: &mut Budget, o| {
+            (0..1000)
+                .filter(|_| b.try_retry(at(0), o).is_some())
+                .count()
+        };
+        assert_eq!(granted(&mut quota(14, 5), Outcome::Status503), 35);
+        assert_eq!(granted(&mut quota(14, 5), Outcome::Timeout), 35);
+        assert_eq!(granted(&mut quota(14, 5), Outcome::Status429), 100);
+    }
+
+    #[test]
     fn aws_quota_charges_and_refunds() {
         let mut b = Budget::new(&BudgetConfig::AwsQuota {
             capacity: 20,
             retry_cost: 5,
             timeout_cost: 10,
+            throttling_cost: 5,
             success_bonus: 1,
         });
         assert_eq!(b.try_retry(at(0), Outcome::Status503), Some(5)); // 15
@@ -306,6 +333,7 @@ mod tests {
                 capacity: 500,
                 retry_cost: 5,
                 timeout_cost: 10,
+                throttling_cost: 5,
                 success_bonus: 1,
             },
         ] {

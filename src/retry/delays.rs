@@ -2,8 +2,12 @@
 //! simulated retry sequences (decorrelated jitter depends on the previous
 //! delay, so whole sequences are drawn, not single delays).
 
+use rand_chacha::ChaCha8Rng;
+
 use crate::engine::rng::{Stream, stream};
-use crate::retry::Backoff;
+use crate::engine::{SimDuration, SimTime};
+use crate::retry::policy::{Attempted, Decision};
+use crate::retry::{Backoff, Outcome, Strategy};
 
 /// The quantiles reported for each retry.
 pub const QUANTILES: [f64; 7] = [0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0];
@@ -26,19 +30,75 @@ pub fn delay_distribution(
     samples: usize,
     seed: u64,
 ) -> Vec<RetryDelays> {
+    summarize(draw_sequences(retries, samples, seed, |n, memory, rng| {
+        Some(backoff.delay(n, memory, rng))
+    }))
+}
+
+/// Draws `samples` sequences of delays as `strategy`'s policy decides them
+/// after `outcome`, with the server's `retry_after` hint if any: the classes of
+/// a throttling base and the Retry-After modes included. `None` if the policy
+/// does not retry `outcome` at all.
+pub fn policy_delays(
+    strategy: &Strategy,
+    outcome: Outcome,
+    retry_after: Option<SimDuration>,
+    retries: u32,
+    samples: usize,
+    seed: u64,
+) -> Option<Vec<Vec<f64>>> {
+    let sequences = draw_sequences(retries, samples, seed, |n, memory, rng| {
+        let mut state = Attempted {
+            retries: n - 1,
+            deadline_at: SimTime::NEVER,
+            memory,
+        };
+        match strategy.policy.decide(
+            &strategy.backoff,
+            outcome,
+            retry_after,
+            &mut state,
+            SimTime::ZERO,
+            rng,
+        ) {
+            Decision::Retry(d) => Some((d, state.memory)),
+            Decision::GiveUp(_) => None,
+        }
+    });
+    (!sequences[0].is_empty()).then_some(sequences)
+}
+
+/// `samples` sequences of up to `retries` delays (seconds), one list per retry
+/// number; `next(n, memory, rng)` is the delay before retry `n` and the
+/// memory for the next, or `None` where the sequence stops.
+pub fn draw_sequences(
+    retries: u32,
+    samples: usize,
+    seed: u64,
+    mut next: impl FnMut(u32, f64, &mut ChaCha8Rng) -> Option<(SimDuration, f64)>,
+) -> Vec<Vec<f64>> {
     let mut rng = stream(seed, Stream::Jitter);
     let mut by_retry: Vec<Vec<f64>> = vec![Vec::with_capacity(samples); retries as usize];
     for _ in 0..samples {
         let mut memory = 0.0;
         for n in 1..=retries {
-            let (d, next) = backoff.delay(n, memory, &mut rng);
-            memory = next;
+            let Some((d, m)) = next(n, memory, &mut rng) else {
+                break;
+            };
+            memory = m;
             by_retry[n as usize - 1].push(d.as_secs_f64());
         }
     }
     by_retry
+}
+
+/// The quantiles and mean of each retry's delays; retries never reached are
+/// left out.
+pub fn summarize(by_retry: Vec<Vec<f64>>) -> Vec<RetryDelays> {
+    by_retry
         .into_iter()
         .enumerate()
+        .filter(|(_, xs)| !xs.is_empty())
         .map(|(i, mut xs)| {
             xs.sort_by(f64::total_cmp);
             let at = |q: f64| {
@@ -49,7 +109,7 @@ pub fn delay_distribution(
             RetryDelays {
                 retry: i as u32 + 1,
                 quantiles: QUANTILES.map(at),
-                mean: xs.iter().sum::<f64>() / xs.len().max(1) as f64,
+                mean: xs.iter().sum::<f64>() / xs.len() as f64,
             }
         })
         .collect()

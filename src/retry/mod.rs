@@ -14,5 +14,5 @@ pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use breaker::{Breaker, BreakerConfig};
 pub use budget::{Budget, BudgetConfig};
 pub use outcome::{Outcome, OutcomeSet};
-pub use policy::{Decision, GiveUp, RetryPolicy, Strategy};
+pub use policy::{Decision, GiveUp, RetryAfterMode, RetryPolicy, Strategy};
 pub use throttle::{Throttle, ThrottleConfig};

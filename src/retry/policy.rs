@@ -51,6 +51,30 @@ pub struct RetryPolicy {
     /// Retry-After values above this are ignored and the backoff delay is used
     /// instead, as Envoy does (REFERENCE.md section 4); default 60 s.
     pub retry_after_max: SimDuration,
+    /// How an honoured Retry-After combines with the backoff (default: it
+    /// replaces it).
+    pub retry_after_mode: RetryAfterMode,
+    /// The backoff's base after a 429 instead of `base`, as botocore 1.44 uses
+    /// 1 s for throttling errors and 50 ms for the others; `None`: `base`.
+    pub throttling_base: Option<SimDuration>,
+}
+
+/// How a Retry-After the policy honours sets the delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryAfterMode {
+    /// The delay is the Retry-After (got, axios-retry's default delay, gRPC's
+    /// pushback).
+    Replace,
+    /// The delay is the backoff's, raised towards the Retry-After by at most
+    /// `slack`: `max(b, min(hint, b + slack))` (botocore 1.44's
+    /// `x-amz-retry-after`, slack 5 s).
+    AtLeast {
+        /// Largest raise above the backoff's delay; `SimDuration::MAX`: none.
+        slack: SimDuration,
+    },
+    /// The Retry-After raises the backoff's value before its jitter:
+    /// `max(hint, v)` then the jitter (axios-retry's `exponentialDelay`).
+    BeforeJitter,
 }
 
 impl Default for RetryPolicy {
@@ -62,6 +86,8 @@ impl Default for RetryPolicy {
             retry_on: OutcomeSet::default_retryable(),
             use_retry_after: true,
             retry_after_max: SimDuration::from_secs(60),
+            retry_after_mode: RetryAfterMode::Replace,
+            throttling_base: None,
         }
     }
 }
@@ -96,14 +122,32 @@ impl RetryPolicy {
         if state.retries >= self.max_retries {
             return Decision::GiveUp(GiveUp::RetriesExhausted);
         }
+        let throttled;
+        let backoff = match (outcome, self.throttling_base) {
+            (Outcome::Status429, Some(base)) => {
+                throttled = Backoff { base, ..*backoff };
+                &throttled
+            }
+            _ => backoff,
+        };
         let hinted = retry_after.filter(|ra| self.use_retry_after && *ra <= self.retry_after_max);
         let n = state.retries + 1;
-        let delay = match hinted {
-            Some(ra) => {
+        let delay = match (hinted, self.retry_after_mode) {
+            (Some(ra), RetryAfterMode::Replace) => {
                 state.memory = backoff.memory_after_hint(n, ra, state.memory, rng);
                 ra
             }
-            None => {
+            (Some(ra), RetryAfterMode::AtLeast { slack }) => {
+                let (delay, memory) = backoff.delay(n, state.memory, rng);
+                state.memory = memory;
+                delay.max(ra.min(delay + slack))
+            }
+            (Some(ra), RetryAfterMode::BeforeJitter) => {
+                let (delay, memory) = backoff.delay_at_least(n, state.memory, ra, rng);
+                state.memory = memory;
+                delay
+            }
+            (None, _) => {
                 let (delay, memory) = backoff.delay(n, state.memory, rng);
                 state.memory = memory;
                 delay
@@ -231,6 +275,80 @@ mod tests {
         };
         assert_eq!(
             decide(&deaf, Outcome::Status503, ra, state(1), SimTime::ZERO),
+            Decision::Retry(SimDuration::from_millis(400))
+        );
+    }
+
+    #[test]
+    fn retry_after_modes_combine_the_hint_with_the_backoff() {
+        let ra = |s: u64| Some(SimDuration::from_secs(s));
+        // botocore: max(t, min(hint, t + slack)) with t the backoff's delay
+        // (200 ms here, exponential without jitter).
+        let at_least = RetryPolicy {
+            retry_after_mode: RetryAfterMode::AtLeast {
+                slack: SimDuration::from_secs(5),
+            },
+            ..RetryPolicy::default()
+        };
+        let d =
+            |p: &RetryPolicy, hint| decide(p, Outcome::Status503, hint, state(0), SimTime::ZERO);
+        assert_eq!(
+            d(&at_least, ra(3)),
+            Decision::Retry(SimDuration::from_secs(3))
+        );
+        assert_eq!(
+            d(&at_least, ra(9)),
+            Decision::Retry(SimDuration::from_millis(5200)),
+            "raised by at most the slack"
+        );
+        assert_eq!(
+            d(&at_least, Some(SimDuration::from_millis(50))),
+            Decision::Retry(SimDuration::from_millis(200)),
+            "never below the backoff"
+        );
+        // axios-retry's exponentialDelay: the hint raises the value before the
+        // jitter, so the delay is hint * U(1, 1.2).
+        let b = Backoff {
+            kind: crate::retry::BackoffKind::Exponential,
+            jitter: crate::retry::Jitter::Scale {
+                low: 1.0,
+                high: 1.2,
+            },
+            ..Backoff::default()
+        };
+        let before = RetryPolicy {
+            retry_after_mode: RetryAfterMode::BeforeJitter,
+            ..RetryPolicy::default()
+        };
+        let mut rng = stream(1, Stream::Jitter);
+        for _ in 0..200 {
+            let mut s = state(0);
+            let Decision::Retry(x) = before.decide(
+                &b,
+                Outcome::Status503,
+                ra(3),
+                &mut s,
+                SimTime::ZERO,
+                &mut rng,
+            ) else {
+                panic!("retried");
+            };
+            assert!((3.0..=3.6).contains(&x.as_secs_f64()), "{x}");
+        }
+    }
+
+    #[test]
+    fn a_throttling_base_applies_after_a_429_only() {
+        let p = RetryPolicy {
+            throttling_base: Some(SimDuration::from_secs(1)),
+            ..RetryPolicy::default()
+        };
+        assert_eq!(
+            decide(&p, Outcome::Status429, None, state(1), SimTime::ZERO),
+            Decision::Retry(SimDuration::from_secs(2))
+        );
+        assert_eq!(
+            decide(&p, Outcome::Status503, None, state(1), SimTime::ZERO),
             Decision::Retry(SimDuration::from_millis(400))
         );
     }

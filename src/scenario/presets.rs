@@ -16,7 +16,8 @@
 
 use super::duration::DurationValue;
 use super::schema::{
-    BackoffFile, BudgetFile, DurationOrNone, JitterFile, JitterValue, RetryFile, RetryLimit,
+    BackoffFile, BudgetFile, DurationOrNone, JitterFile, JitterValue, RetryAfterModeFile,
+    RetryFile, RetryLimit,
 };
 use crate::engine::SimDuration;
 
@@ -43,7 +44,7 @@ impl Preset {
 }
 
 /// Every preset, in the order `sim presets` lists them.
-pub const PRESETS: [Preset; 17] = [
+pub const PRESETS: [Preset; 22] = [
     Preset {
         name: "got",
         library: "got 14 (Node.js)",
@@ -116,10 +117,17 @@ pub const PRESETS: [Preset; 17] = [
     },
     Preset {
         name: "aws-sdk-standard",
-        library: "AWS SDKs, standard retry mode (botocore 1.x)",
-        source: "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html",
-        notes: "3 attempts, U(0, 1) * min(2^(n-1) s, 20 s), retry quota 500 (5 per retry, 10 per timeout retry, 1 back per success)",
+        library: "AWS SDK for Python, standard retry mode (botocore 1.44 and later, where it is the default)",
+        source: "https://github.com/boto/botocore/blob/develop/botocore/retries/standard.py",
+        notes: "3 attempts, U(0, 1) * min(b * 2^(n-1), 20 s) with b = 1 s after a throttling error (429) and 50 ms after any other; retry quota 500: 14 per retry (timeouts too), 5 per retry after a throttling error, 1 back per first-try success; x-amz-retry-after (ms) raises the delay to at most the backoff's + 5 s, the standard Retry-After is ignored (the simulator's one hint stands for x-amz-retry-after)",
         table: aws_sdk_standard,
+    },
+    Preset {
+        name: "aws-sdk-standard-pre-1.44",
+        library: "AWS SDK for Python, standard retry mode before botocore 1.44 (opt-in there: legacy was the default)",
+        source: "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html",
+        notes: "3 attempts, U(0, 1) * min(2^(n-1) s, 20 s), retry quota 500 (5 per retry, 10 per timeout retry, 1 back per success); no retry-after header honoured; a 429 is retried when its body carries a throttling code, as AWS's do (a bare 429 is not)",
+        table: aws_sdk_standard_pre_1_44,
     },
     Preset {
         name: "aws-sdk-legacy",
@@ -155,6 +163,34 @@ pub const PRESETS: [Preset; 17] = [
         source: "https://resilience4j.readme.io/docs/retry",
         notes: "3 attempts, 500 ms apart, every exception retried",
         table: resilience4j,
+    },
+    Preset {
+        name: "go-retryablehttp",
+        library: "go-retryablehttp 0.7 (Go, HashiCorp), NewClient() defaults",
+        source: "https://github.com/hashicorp/go-retryablehttp/blob/main/client.go",
+        notes: "RetryMax 4, DefaultBackoff min(1 s * 2^n, 30 s) for n from 0, no jitter; DefaultRetryPolicy: connection errors, 429 and every 5xx but 501; a Retry-After on a 429 or 503 is the delay, uncapped",
+        table: go_retryablehttp,
+    },
+    Preset {
+        name: "urllib3",
+        library: "urllib3 2 (Python), Retry.DEFAULT = Retry(3)",
+        source: "https://urllib3.readthedocs.io/en/stable/reference/urllib3.util.html#urllib3.util.Retry",
+        notes: "3 retries of connection and read errors on idempotent methods, backoff_factor 0 (no delay); no status is retried unless status_forcelist names it, except a 413, 429 or 503 that carries a Retry-After, which is retried after it (not modelled: the simulator retries by outcome alone); requests' adapters default to no retries at all",
+        table: urllib3,
+    },
+    Preset {
+        name: "tenacity",
+        library: "tenacity 9 (Python), @retry with no arguments",
+        source: "https://tenacity.readthedocs.io/en/latest/",
+        notes: "stop_never, wait_none, retry_if_exception_type(): every exception retried at once, for ever; only the attempt timeout and the scenario's deadline end a request",
+        table: tenacity,
+    },
+    Preset {
+        name: "tenacity-random-exponential",
+        library: "tenacity 9 (Python), @retry(wait=wait_random_exponential(multiplier=1, max=60)), its documentation's example",
+        source: "https://tenacity.readthedocs.io/en/latest/api.html#tenacity.wait.wait_random_exponential",
+        notes: "U(0, min(2^(n-1) s, 60 s)), the AWS article's full jitter; no stop: retried for ever",
+        table: tenacity_random_exponential,
     },
     Preset {
         name: "envoy",
@@ -210,6 +246,9 @@ fn table(
         retry_on: outcomes(retry_on),
         use_retry_after: Some(false),
         retry_after_max: Some(DurationValue(SimDuration::MAX)),
+        retry_after_mode: Some(RetryAfterModeFile::Replace),
+        retry_after_slack: Some(DurationOrNone::None),
+        throttling_base: Some(DurationOrNone::None),
         budget: Some(BudgetFile::None),
         ..RetryFile::default()
     }
@@ -261,11 +300,13 @@ fn axios_retry() -> RetryFile {
 }
 
 /// axios-retry 4 with `exponentialDelay`: `2^n * 100` ms plus U(0, 20%) of it,
-/// n from 1: 200, 400, 800 ms before jitter.
+/// n from 1: 200, 400, 800 ms before jitter; a Retry-After raises `2^n * 100`
+/// before the 20% is added (`Math.max(calculatedDelay, retryAfter)`).
 fn axios_retry_exponential() -> RetryFile {
     RetryFile {
         jitter: scaled(1.0, 1.2),
         use_retry_after: Some(true),
+        retry_after_mode: Some(RetryAfterModeFile::BeforeJitter),
         ..table(
             BackoffFile::Exponential,
             200,
@@ -359,15 +400,44 @@ fn grpc_connection() -> RetryFile {
     }
 }
 
-/// AWS SDKs' standard mode: 3 attempts, `random(0, 1) * min(2^(n-1) s, 20 s)`,
-/// a retry quota of 500 tokens, 5 per retry, 10 per retry after a timeout,
-/// 1 back per success (AWS SDKs and Tools reference guide, "Retry behavior").
+/// botocore 1.44's standard mode (`botocore/retries/standard.py`): 3 attempts,
+/// `random(0, 1) * min(b * 2^(n-1), 20 s)` with b = 1 s after a throttling
+/// error and 50 ms after any other; a retry quota of 500, 14 per retry (a
+/// timeout too), 5 per retry after a throttling error, 1 back per first-try
+/// success; `x-amz-retry-after` (ms) raises the delay to at most `t + 5 s`.
 fn aws_sdk_standard() -> RetryFile {
+    RetryFile {
+        budget: Some(BudgetFile::AwsQuota {
+            capacity: Some(500),
+            retry_cost: Some(14),
+            timeout_cost: Some(14),
+            throttling_cost: Some(5),
+            success_bonus: Some(1),
+        }),
+        use_retry_after: Some(true),
+        retry_after_mode: Some(RetryAfterModeFile::AtLeast),
+        retry_after_slack: Some(DurationOrNone::After(DurationValue(
+            SimDuration::from_secs(5),
+        ))),
+        throttling_base: Some(DurationOrNone::After(DurationValue(
+            SimDuration::from_secs(1),
+        ))),
+        ..table(BackoffFile::FullJitter, 50, Some(20_000), 2, TRANSIENT)
+    }
+}
+
+/// botocore's standard mode before 1.44 (opt-in there; legacy was the default):
+/// 3 attempts, `random(0, 1) * min(2^(n-1) s, 20 s)`, a retry quota of 500
+/// tokens, 5 per retry, 10 per retry after a timeout, 1 back per success (AWS
+/// SDKs and Tools reference guide, "Retry behavior"; botocore 1.40.76's
+/// `retries/standard.py`).
+fn aws_sdk_standard_pre_1_44() -> RetryFile {
     RetryFile {
         budget: Some(BudgetFile::AwsQuota {
             capacity: Some(500),
             retry_cost: Some(5),
             timeout_cost: Some(10),
+            throttling_cost: Some(5),
             success_bonus: Some(1),
         }),
         ..table(BackoffFile::FullJitter, 1000, Some(20_000), 2, TRANSIENT)
@@ -426,6 +496,50 @@ fn resilience4j() -> RetryFile {
     table(BackoffFile::Constant, 500, None, 2, EVERY_FAILURE)
 }
 
+/// go-retryablehttp 0.7 `NewClient()`: `RetryMax` 4, `RetryWaitMin` 1 s,
+/// `RetryWaitMax` 30 s, `DefaultBackoff` `min * 2^attemptNum` (attemptNum
+/// from 0) capped at max, a Retry-After on 429 and 503 honoured;
+/// `DefaultRetryPolicy` retries errors, 429, 0 and 5xx but 501.
+fn go_retryablehttp() -> RetryFile {
+    RetryFile {
+        use_retry_after: Some(true),
+        ..table(BackoffFile::Exponential, 1000, Some(30_000), 4, TRANSIENT)
+    }
+}
+
+/// urllib3 2 `Retry.DEFAULT`: `Retry(3)`, `backoff_factor` 0, no
+/// `status_forcelist`: connection errors (reset, refused) and read errors
+/// (timeouts) retried at once.
+fn urllib3() -> RetryFile {
+    RetryFile {
+        use_retry_after: Some(true),
+        ..table(
+            BackoffFile::None,
+            0,
+            None,
+            3,
+            &["timeout", "reset", "refused"],
+        )
+    }
+}
+
+/// tenacity 9 `@retry`: `stop_never`, `wait_none()`, every exception.
+fn tenacity() -> RetryFile {
+    table(BackoffFile::None, 0, None, UNLIMITED, EVERY_FAILURE)
+}
+
+/// tenacity 9 `wait_random_exponential(multiplier=1, max=60)`:
+/// `uniform(0, min(1 s * 2^(n-1), 60 s))`, no stop.
+fn tenacity_random_exponential() -> RetryFile {
+    table(
+        BackoffFile::FullJitter,
+        1000,
+        Some(60_000),
+        UNLIMITED,
+        EVERY_FAILURE,
+    )
+}
+
 /// Envoy's route retry policy: `num_retries` 1, `base_interval` 25 ms,
 /// `max_interval` 10 times it (250 ms), full jitter over `(2^n - 1) * base`;
 /// retry_on "5xx,reset,connect-failure" (a per-try timeout counts as 5xx).
@@ -469,7 +583,22 @@ mod tests {
                     (3276.8, 4915.2),
                 ],
             ),
-            "aws-sdk-standard" => (2, &[(0.0, 1000.0), (0.0, 2000.0)]),
+            "aws-sdk-standard" => (2, &[(0.0, 50.0), (0.0, 100.0)]),
+            "aws-sdk-standard-pre-1.44" => (2, &[(0.0, 1000.0), (0.0, 2000.0)]),
+            "go-retryablehttp" => (
+                4,
+                &[
+                    (1000.0, 1000.0),
+                    (2000.0, 2000.0),
+                    (4000.0, 4000.0),
+                    (8000.0, 8000.0),
+                ],
+            ),
+            "urllib3" => (3, &[(0.0, 0.0), (0.0, 0.0), (0.0, 0.0)]),
+            "tenacity" => (u32::MAX, &[(0.0, 0.0), (0.0, 0.0)]),
+            "tenacity-random-exponential" => {
+                (u32::MAX, &[(0.0, 1000.0), (0.0, 2000.0), (0.0, 4000.0)])
+            }
             "aws-sdk-legacy" => (
                 4,
                 &[(0.0, 1000.0), (0.0, 2000.0), (0.0, 4000.0), (0.0, 8000.0)],
@@ -550,12 +679,28 @@ mod tests {
     #[test]
     fn budgets_and_limits_are_the_libraries() {
         let s = |name: &str| preset_strategy(find(name).expect("a preset")).expect("valid");
+        // botocore 1.44's RetryQuotaChecker: 14 per retry, 5 after throttling.
         assert!(matches!(
             s("aws-sdk-standard").budget,
             Some(BudgetConfig::AwsQuota {
                 capacity: 500,
+                retry_cost: 14,
+                timeout_cost: 14,
+                throttling_cost: 5,
+                success_bonus: 1
+            })
+        ));
+        assert_eq!(
+            s("aws-sdk-standard").policy.throttling_base,
+            Some(SimDuration::from_secs(1))
+        );
+        assert!(matches!(
+            s("aws-sdk-standard-pre-1.44").budget,
+            Some(BudgetConfig::AwsQuota {
+                capacity: 500,
                 retry_cost: 5,
                 timeout_cost: 10,
+                throttling_cost: 5,
                 success_bonus: 1
             })
         ));

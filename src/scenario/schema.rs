@@ -283,6 +283,18 @@ pub struct MetricsFile {
     pub recovery_fraction: Option<f64>,
 }
 
+/// `retry_after_mode` names.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryAfterModeFile {
+    /// The Retry-After is the delay.
+    Replace,
+    /// The delay is the backoff's, raised to the Retry-After (by at most the slack).
+    AtLeast,
+    /// The Retry-After raises the backoff's value before its jitter.
+    BeforeJitter,
+}
+
 /// Backoff kind names.
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -455,6 +467,13 @@ pub struct RetryFile {
     pub use_retry_after: Option<bool>,
     /// Larger Retry-After values are ignored.
     pub retry_after_max: Option<DurationValue>,
+    /// How an honoured Retry-After sets the delay.
+    pub retry_after_mode: Option<RetryAfterModeFile>,
+    /// With `retry_after_mode = "at-least"`: the most a Retry-After may add to
+    /// the backoff's delay, or "none".
+    pub retry_after_slack: Option<DurationOrNone>,
+    /// The backoff's base after a 429 instead of `base`, or "none" (`base`).
+    pub throttling_base: Option<DurationOrNone>,
     /// A retry budget, e.g. `{ kind = "token-bucket" }`.
     pub budget: Option<BudgetFile>,
     /// Strategies only: a client population of its own, replacing `[clients]`.
@@ -509,7 +528,7 @@ pub enum BudgetFile {
         token_ratio: Option<f64>,
     },
     /// AWS SDK standard retry quota: `capacity` (500), `retry_cost` (5),
-    /// `timeout_cost` (10), `success_bonus` (1).
+    /// `timeout_cost` (10), `throttling_cost` (`retry_cost`), `success_bonus` (1).
     AwsQuota {
         /// Initial and largest quota.
         capacity: Option<u32>,
@@ -517,6 +536,8 @@ pub enum BudgetFile {
         retry_cost: Option<u32>,
         /// Cost of a retry after a timeout.
         timeout_cost: Option<u32>,
+        /// Cost of a retry after a 429.
+        throttling_cost: Option<u32>,
         /// Added by a first-try success.
         success_bonus: Option<u32>,
     },

@@ -10,13 +10,13 @@ use super::locate::KeyPath;
 use super::presets;
 use super::schema::{
     BackoffFile, BreakerFile, BudgetFile, DurationOrNone, JITTER_HELP, JitterFile, JitterValue,
-    RetryFile,
+    RetryAfterModeFile, RetryFile,
 };
 use super::validate::Checker;
 use crate::engine::SimDuration;
 use crate::retry::{
-    Backoff, BackoffKind, BreakerConfig, BudgetConfig, Jitter, Outcome, OutcomeSet, RetryPolicy,
-    Strategy, ThrottleConfig,
+    Backoff, BackoffKind, BreakerConfig, BudgetConfig, Jitter, Outcome, OutcomeSet, RetryAfterMode,
+    RetryPolicy, Strategy, ThrottleConfig,
 };
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -171,6 +171,37 @@ impl Checker<'_> {
             }
             None => None,
         };
+        let slack = self.limit(
+            l.get("retry_after_slack", |r| r.retry_after_slack),
+            None,
+            "retry_after_slack",
+        )?;
+        let retry_after_mode = match l.get("retry_after_mode", |r| r.retry_after_mode) {
+            None | Some((RetryAfterModeFile::Replace, _)) => RetryAfterMode::Replace,
+            Some((RetryAfterModeFile::AtLeast, _)) => RetryAfterMode::AtLeast {
+                slack: slack.unwrap_or(SimDuration::MAX),
+            },
+            Some((RetryAfterModeFile::BeforeJitter, _)) => RetryAfterMode::BeforeJitter,
+        };
+        if let (Some(_), false) = (
+            slack,
+            matches!(retry_after_mode, RetryAfterMode::AtLeast { .. }),
+        ) {
+            let key = l.path("retry_after_slack");
+            return self.err(
+                &key,
+                "retry_after_slack applies only with retry_after_mode = \"at-least\"".to_string(),
+            );
+        }
+        let throttling_base = match l.get("throttling_base", |r| r.throttling_base) {
+            Some((DurationOrNone::After(v), key)) => {
+                self.ensure(v.0 <= cap, &key, || {
+                    format!("throttling_base ({}) must be at most cap ({cap})", v.0)
+                })?;
+                Some(v.0)
+            }
+            Some((DurationOrNone::None, _)) | None => None,
+        };
         Ok(Strategy {
             budget,
             breaker,
@@ -195,6 +226,8 @@ impl Checker<'_> {
                     .get("use_retry_after", |r| r.use_retry_after)
                     .map_or(p.use_retry_after, |(v, _)| v),
                 retry_after_max: dur("retry_after_max", |r| r.retry_after_max, p.retry_after_max).0,
+                retry_after_mode,
+                throttling_base,
             },
         })
     }
@@ -272,11 +305,13 @@ impl Checker<'_> {
                 capacity,
                 retry_cost,
                 timeout_cost,
+                throttling_cost,
                 success_bonus,
             } => BudgetConfig::AwsQuota {
                 capacity: capacity.unwrap_or(500),
                 retry_cost: retry_cost.unwrap_or(5),
                 timeout_cost: timeout_cost.unwrap_or(10),
+                throttling_cost: throttling_cost.unwrap_or(retry_cost.unwrap_or(5)),
                 success_bonus: success_bonus.unwrap_or(1),
             },
             BudgetFile::Ratio { ratio, window } => BudgetConfig::Ratio {
