@@ -217,6 +217,8 @@ bad_input!(
     sweep_decreasing,
     sweep_fixed_key,
     sweep_unknown_chart,
+    unknown_retry_after_mode,
+    slack_without_at_least,
 );
 
 #[test]
@@ -456,12 +458,18 @@ fn presets_lists_every_preset_with_its_delays_and_source() {
         "grpc-full-jitter",
         "grpc-connection",
         "aws-sdk-standard",
+        "aws-sdk-standard-pre-1.44",
         "aws-sdk-legacy",
         "backoff-crate",
         "backon",
         "tokio-retry",
         "resilience4j",
+        "go-retryablehttp",
+        "urllib3",
+        "tenacity",
+        "tenacity-random-exponential",
         "envoy",
+        "envoy-retry-budget",
     ] {
         assert!(
             text.contains(&format!("\n{name}: ")) || text.starts_with(&format!("{name}: ")),
@@ -473,7 +481,48 @@ fn presets_lists_every_preset_with_its_delays_and_source() {
         text.contains("delays, median [range]: 1.00s, 2.00s, 4.00s"),
         "{text}"
     );
-    assert_eq!(text.matches("  source: http").count(), 17);
+    assert_eq!(text.matches("  source: http").count(), 23);
+    // Each says what the conformance harness found for it.
+    assert_eq!(text.matches("  checked: ").count(), 23);
+    assert!(!text.contains("earlier definition"), "a preset changed since it was measured");
+}
+
+#[test]
+fn delays_after_an_outcome_go_through_the_policy() {
+    // botocore 1.44: a 1 s base after a throttling error, 50 ms otherwise.
+    let max_of_first = |args: &[&str]| {
+        let out = sim().args(args).assert().success();
+        let text = stdout(&out);
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .expect("retry 1");
+        let max: f64 = row
+            .split_whitespace()
+            .nth(7)
+            .expect("max")
+            .trim_end_matches("ms")
+            .parse()
+            .expect("ms");
+        max
+    };
+    let after_429 = max_of_first(&["delays", "aws-sdk-standard", "--after", "429"]);
+    let after_503 = max_of_first(&["delays", "aws-sdk-standard", "--after", "503"]);
+    assert!((900.0..=1000.0).contains(&after_429), "{after_429}");
+    assert!((45.0..=50.0).contains(&after_503), "{after_503}");
+    // A 3 s Retry-After replaces got's backoff.
+    let got = max_of_first(&["delays", "got", "--retry-after", "3s"]);
+    assert_eq!(got, 3000.0);
+    // A preset that does not retry the outcome says so.
+    let out = sim()
+        .args(["delays", "got", "--after", "400"])
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&out).contains("does not retry 400"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -274,8 +274,18 @@ pub fn presets() -> Result<()> {
             .filter(|o| s.policy.retry_on.contains(**o))
             .map(|o| o.name())
             .collect();
+        let hinted: Vec<&str> = Outcome::ALL
+            .iter()
+            .filter(|o| s.policy.retry_on_hinted.contains(**o))
+            .map(|o| o.name())
+            .collect();
+        let hinted = if hinted.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} with a Retry-After)", hinted.join(" "))
+        };
         say!(
-            "  {} on {}; {}; {}",
+            "  {} on {}{hinted}; {}; {}",
             limit(s.policy.max_retries),
             on.join(" "),
             retry_after_use(&s),
@@ -310,11 +320,49 @@ pub fn presets() -> Result<()> {
         }
         say!("  source: {}", p.source);
         say!("  note: {}", p.notes);
+        say!("  checked: {}", checked(p.name, &s));
     }
     say!(
         "\nUse one in a scenario: [[strategy]] name = \"...\" preset = \"grpc\"; its own keys override the preset's."
     );
     Ok(())
+}
+
+/// What the conformance harness (conformance/run.py, against the real
+/// library) found for the preset, from its committed results.
+fn checked(name: &str, s: &Strategy) -> String {
+    const RESULTS: &str = include_str!("../../conformance/results.toml");
+    let Ok(doc) = RESULTS.parse::<toml::Table>() else {
+        return "unknown (conformance/results.toml does not parse)".into();
+    };
+    let date = doc.get("date").and_then(|d| d.as_str()).unwrap_or("?");
+    let row = doc
+        .get("preset")
+        .and_then(|p| p.as_array())
+        .and_then(|rows| {
+            rows.iter()
+                .filter_map(|r| r.as_table())
+                .find(|r| r.get("name").and_then(|n| n.as_str()) == Some(name))
+        });
+    let Some(row) = row else {
+        return "not yet against the library (conformance/run.py)".into();
+    };
+    let text = |k: &str| row.get(k).and_then(|v| v.as_str());
+    if text("fingerprint") != Some(fingerprint(s).as_str()) {
+        return format!(
+            "{date}, on an earlier definition of this preset: re-run conformance/run.py"
+        );
+    }
+    match (text("measured_on"), text("verdict"), text("not_measured")) {
+        (Some(on), Some(verdict), _) => format!("{verdict} {on} ({date}, conformance/run.py)"),
+        (_, _, Some(why)) => format!("not measured: {why}"),
+        _ => "unknown".into(),
+    }
+}
+
+/// FNV-1a of the whole strategy a preset makes.
+fn fingerprint(s: &Strategy) -> String {
+    format!("{:016x}", fnv1a(format!("{s:?}").as_bytes()))
 }
 
 /// How a strategy uses a Retry-After, in words.
@@ -358,6 +406,14 @@ fn budget(b: Option<&BudgetConfig>) -> String {
             ..
         }) => format!(
             "retry quota {capacity} (retry {retry_cost}, after a timeout {timeout_cost}, after a 429 {throttling_cost})"
+        ),
+        Some(BudgetConfig::Concurrency(c)) if c.percent == 0.0 => {
+            format!("at most {} retries in progress", c.min_concurrency)
+        }
+        Some(BudgetConfig::Concurrency(c)) => format!(
+            "retries in progress at most {}% of requests in progress, at least {}",
+            c.percent * 100.0,
+            c.min_concurrency
         ),
         Some(other) => format!("budget {other:?}"),
     }
@@ -403,6 +459,8 @@ struct PresetFacts {
     /// A number, or "unlimited".
     max_retries: toml::Value,
     retry_on: Vec<&'static str>,
+    /// Retried only with a Retry-After.
+    retry_on_hinted: Vec<&'static str>,
     /// "ignored", "replace", "at-least" or "before-jitter".
     retry_after: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -460,6 +518,14 @@ pub fn presets_toml() -> Result<()> {
                     budget.insert(k.into(), i64::from(*v).into());
                 }
             }
+            Some(BudgetConfig::Concurrency(c)) => {
+                budget.insert("kind".into(), "concurrency".into());
+                budget.insert("percent".into(), c.percent.into());
+                budget.insert(
+                    "min_concurrency".into(),
+                    i64::from(c.min_concurrency).into(),
+                );
+            }
             Some(other) => {
                 budget.insert("kind".into(), format!("{other:?}").into());
             }
@@ -485,12 +551,17 @@ pub fn presets_toml() -> Result<()> {
                 .filter(|o| s.policy.retry_on.contains(**o))
                 .map(|o| o.name())
                 .collect(),
+            retry_on_hinted: Outcome::ALL
+                .iter()
+                .filter(|o| s.policy.retry_on_hinted.contains(**o))
+                .map(|o| o.name())
+                .collect(),
             retry_after,
             retry_after_slack_s: slack,
             throttling_base_s: s.policy.throttling_base.map(|b| b.as_secs_f64()),
             deadline_s: s.policy.deadline.map(|d| d.as_secs_f64()),
             budget,
-            fingerprint: format!("{:016x}", fnv1a(format!("{s:?}").as_bytes())),
+            fingerprint: fingerprint(&s),
         });
     }
     let text = toml::to_string(&PresetList { preset: list })

@@ -58,6 +58,20 @@ pub enum BudgetConfig {
         /// Share of requests that may be retried.
         percent: f64,
     },
+    /// Envoy's retry budget or its retry circuit breaker.
+    Concurrency(ConcurrencyLimit),
+}
+
+/// Envoy's retry budget: retries in progress (decided and not yet answered)
+/// may be at most `percent` of the logical requests in progress, and never
+/// fewer than `min_concurrency`. With `percent` 0 it is Envoy's default
+/// cluster circuit breaker, `max_retries` 3 retries in progress.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConcurrencyLimit {
+    /// Share of the requests in progress that may be retries (Envoy: 0.2).
+    pub percent: f64,
+    /// Retries in progress always allowed (Envoy: 3).
+    pub min_concurrency: u32,
 }
 
 /// A budget's state during a run.
@@ -68,6 +82,9 @@ pub struct Budget {
     level: f64,
     /// Requests and retries in the window (ratio and Finagle budgets).
     window: Option<SlidingCounts>,
+    /// Logical requests and retries in progress (concurrency budget).
+    active_requests: u64,
+    active_retries: u64,
 }
 
 impl Budget {
@@ -78,11 +95,14 @@ impl Budget {
             BudgetConfig::AwsQuota { capacity, .. } => (f64::from(*capacity), None),
             BudgetConfig::Ratio { window, .. } => (0.0, Some(SlidingCounts::new(*window))),
             BudgetConfig::Finagle { ttl, .. } => (0.0, Some(SlidingCounts::new(*ttl))),
+            BudgetConfig::Concurrency(_) => (0.0, None),
         };
         Budget {
             config: config.clone(),
             level,
             window,
+            active_requests: 0,
+            active_retries: 0,
         }
     }
 
@@ -96,18 +116,42 @@ impl Budget {
         if let Some(w) = &mut self.window {
             w.add(now, 1, 0);
         }
+        self.active_requests += 1;
     }
 
-    /// An attempt failed with `outcome`.
-    pub fn on_failure(&mut self, _outcome: Outcome) {
+    /// A logical request ended, whatever its fate.
+    pub fn on_request_end(&mut self) {
+        self.active_requests = self.active_requests.saturating_sub(1);
+    }
+
+    /// A retry that was charged `retry_cost` ended without an answer: the
+    /// breaker or the throttle refused to send it.
+    pub fn on_retry_abandoned(&mut self, retry_cost: u32) {
+        self.release(retry_cost);
+    }
+
+    /// An attempt failed with `outcome`; `retry_cost` is what its retry was
+    /// charged (0 for a first attempt).
+    pub fn on_failure(&mut self, _outcome: Outcome, retry_cost: u32) {
         if let BudgetConfig::TokenBucket { .. } = self.config {
             self.level = (self.level - 1.0).max(0.0);
+        }
+        self.release(retry_cost);
+    }
+
+    /// A concurrency budget's retry is no longer in progress.
+    fn release(&mut self, retry_cost: u32) {
+        if let BudgetConfig::Concurrency(_) = self.config {
+            if retry_cost > 0 {
+                self.active_retries = self.active_retries.saturating_sub(1);
+            }
         }
     }
 
     /// An attempt succeeded; `retry_cost` is what its retry was charged (0 for a
     /// first attempt).
     pub fn on_success(&mut self, retry_cost: u32) {
+        self.release(retry_cost);
         match &self.config {
             BudgetConfig::TokenBucket {
                 max_tokens,
@@ -127,7 +171,9 @@ impl Budget {
                 };
                 self.level = (self.level + f64::from(refund)).min(f64::from(*capacity));
             }
-            BudgetConfig::Ratio { .. } | BudgetConfig::Finagle { .. } => {}
+            BudgetConfig::Ratio { .. }
+            | BudgetConfig::Finagle { .. }
+            | BudgetConfig::Concurrency(_) => {}
         }
     }
 
@@ -183,6 +229,16 @@ impl Budget {
                 }
                 allowed.then_some(0)
             }
+            BudgetConfig::Concurrency(limit) => {
+                let cap = (limit.percent * self.active_requests as f64)
+                    .max(f64::from(limit.min_concurrency));
+                if (self.active_retries + 1) as f64 > cap {
+                    return None;
+                }
+                self.active_retries += 1;
+                // A cost of 1 marks the attempt as holding a retry in progress.
+                Some(1)
+            }
         }
     }
 }
@@ -203,25 +259,62 @@ mod tests {
             token_ratio: 0.1,
         });
         for expected in [9.0, 8.0, 7.0, 6.0] {
-            b.on_failure(Outcome::Status503);
+            b.on_failure(Outcome::Status503, 0);
             assert_eq!(b.level(), expected);
             assert!(
                 b.try_retry(at(0), Outcome::Status503).is_some(),
                 "{expected} > 5"
             );
         }
-        b.on_failure(Outcome::Status503); // 5: not above half
+        b.on_failure(Outcome::Status503, 0); // 5: not above half
         assert_eq!(b.try_retry(at(0), Outcome::Status503), None);
         b.on_success(0); // 5.1
         assert!(b.try_retry(at(0), Outcome::Status503).is_some());
         for _ in 0..20 {
-            b.on_failure(Outcome::Timeout);
+            b.on_failure(Outcome::Timeout, 0);
         }
         assert_eq!(b.level(), 0.0, "never below zero");
         for _ in 0..200 {
             b.on_success(0);
         }
         assert!((b.level() - 10.0).abs() < 1e-9, "never over the maximum");
+    }
+
+    #[test]
+    fn concurrency_limits_retries_in_progress() {
+        let mut b = Budget::new(&BudgetConfig::Concurrency(ConcurrencyLimit {
+            percent: 0.2,
+            min_concurrency: 3,
+        }));
+        for _ in 0..10 {
+            b.on_request(at(0));
+        }
+        // 20% of 10 is 2, below the floor of 3: three retries at once.
+        let granted: Vec<_> = (0..5)
+            .map(|_| b.try_retry(at(0), Outcome::Status503))
+            .collect();
+        assert_eq!(granted, [Some(1), Some(1), Some(1), None, None]);
+        // One ends: room for one more.
+        b.on_failure(Outcome::Status503, 1);
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), Some(1));
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), None);
+        // 30 requests in progress: 20% is 6.
+        for _ in 0..20 {
+            b.on_request(at(0));
+        }
+        let more = (0..5)
+            .filter(|_| b.try_retry(at(0), Outcome::Status503).is_some())
+            .count();
+        assert_eq!(more, 3);
+        b.on_success(1);
+        b.on_retry_abandoned(1);
+        for _ in 0..30 {
+            b.on_request_end();
+        }
+        let floor = (0..5)
+            .filter(|_| b.try_retry(at(0), Outcome::Status503).is_some())
+            .count();
+        assert_eq!(floor, 0, "4 in progress, above the floor of 3");
     }
 
     #[test]
@@ -347,7 +440,7 @@ mod tests {
                 let now = at(i);
                 match rng.random_range(0..4) {
                     0 => b.on_request(now),
-                    1 => b.on_failure(Outcome::Timeout),
+                    1 => b.on_failure(Outcome::Timeout, 0),
                     2 => charged.extend(b.try_retry(now, Outcome::Timeout)),
                     _ => b.on_success(charged.pop().unwrap_or(0)),
                 }

@@ -12,7 +12,7 @@ pub mod window;
 
 pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use breaker::{Breaker, BreakerConfig};
-pub use budget::{Budget, BudgetConfig};
+pub use budget::{Budget, BudgetConfig, ConcurrencyLimit};
 pub use outcome::{Outcome, OutcomeSet};
 pub use policy::{Decision, GiveUp, RetryAfterMode, RetryPolicy, Strategy};
 pub use throttle::{Throttle, ThrottleConfig};

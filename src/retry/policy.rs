@@ -46,6 +46,9 @@ pub struct RetryPolicy {
     pub deadline: Option<SimDuration>,
     /// Outcomes worth retrying (default [`OutcomeSet::default_retryable`]).
     pub retry_on: OutcomeSet,
+    /// Outcomes retried only when they carry a Retry-After the policy honours,
+    /// as urllib3 retries a 429 or 503 with one (default none).
+    pub retry_on_hinted: OutcomeSet,
     /// Whether a Retry-After value replaces the computed delay (default true).
     pub use_retry_after: bool,
     /// Retry-After values above this are ignored and the backoff delay is used
@@ -84,6 +87,7 @@ impl Default for RetryPolicy {
             timeout: Some(SimDuration::from_secs(1)),
             deadline: None,
             retry_on: OutcomeSet::default_retryable(),
+            retry_on_hinted: OutcomeSet::default(),
             use_retry_after: true,
             retry_after_max: SimDuration::from_secs(60),
             retry_after_mode: RetryAfterMode::Replace,
@@ -116,7 +120,10 @@ impl RetryPolicy {
         now: SimTime,
         rng: &mut R,
     ) -> Decision {
-        if !self.retry_on.contains(outcome) {
+        let hinted = retry_after.is_some() && self.use_retry_after;
+        let retried =
+            self.retry_on.contains(outcome) || (hinted && self.retry_on_hinted.contains(outcome));
+        if !retried {
             return Decision::GiveUp(GiveUp::NotRetryable);
         }
         if state.retries >= self.max_retries {
@@ -231,6 +238,32 @@ mod tests {
                 state(0),
                 SimTime::ZERO
             ),
+            Decision::GiveUp(GiveUp::NotRetryable)
+        );
+    }
+
+    #[test]
+    fn hinted_outcomes_are_retried_only_with_a_retry_after() {
+        let p = RetryPolicy {
+            retry_on: [Outcome::Reset].into_iter().collect(),
+            retry_on_hinted: [Outcome::Status503].into_iter().collect(),
+            ..RetryPolicy::default()
+        };
+        let ra = Some(SimDuration::from_secs(3));
+        assert_eq!(
+            decide(&p, Outcome::Status503, None, state(0), SimTime::ZERO),
+            Decision::GiveUp(GiveUp::NotRetryable)
+        );
+        assert_eq!(
+            decide(&p, Outcome::Status503, ra, state(0), SimTime::ZERO),
+            Decision::Retry(SimDuration::from_secs(3))
+        );
+        let deaf = RetryPolicy {
+            use_retry_after: false,
+            ..p
+        };
+        assert_eq!(
+            decide(&deaf, Outcome::Status503, ra, state(0), SimTime::ZERO),
             Decision::GiveUp(GiveUp::NotRetryable)
         );
     }

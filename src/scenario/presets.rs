@@ -44,10 +44,10 @@ impl Preset {
 }
 
 /// Every preset, in the order `sim presets` lists them.
-pub const PRESETS: [Preset; 22] = [
+pub const PRESETS: [Preset; 23] = [
     Preset {
         name: "got",
-        library: "got 14 (Node.js)",
+        library: "got 14 to 16 (Node.js)",
         source: "https://github.com/sindresorhus/got/blob/main/documentation/7-retry.md",
         notes: "retries GET and the other idempotent methods only; 408, 413, 521, 522 and 524 are not simulated; got gives up when Retry-After exceeds maxRetryAfter (default: the request timeout, none by default)",
         table: got,
@@ -68,7 +68,7 @@ pub const PRESETS: [Preset; 22] = [
     },
     Preset {
         name: "cockatiel",
-        library: "cockatiel 3 (TypeScript), retry(handleAll, { backoff: new ExponentialBackoff() })",
+        library: "cockatiel 3 and 4 (TypeScript), retry(handleAll, { backoff: new ExponentialBackoff() })",
         source: "https://github.com/connor4312/cockatiel#exponentialbackoff",
         notes: "maxAttempts is unlimited unless set: only the attempt timeout and the scenario's deadline end a request",
         table: cockatiel,
@@ -96,7 +96,7 @@ pub const PRESETS: [Preset; 22] = [
     },
     Preset {
         name: "grpc",
-        library: "gRPC retry policy (gRFC A6), the proposal's example service config",
+        library: "gRPC retry policy (gRFC A6; grpcio 1.85), the proposal's example service config",
         source: "https://github.com/grpc/proposal/blob/master/A6-client-retries.md",
         notes: "gRPC does not retry without a service config; this is A6's example (maxAttempts 4, 0.1 s, x2, max 1 s, UNAVAILABLE, retryThrottling 10/0.1) with the current +-20% jitter; server pushback is modelled as Retry-After",
         table: grpc,
@@ -131,7 +131,7 @@ pub const PRESETS: [Preset; 22] = [
     },
     Preset {
         name: "aws-sdk-legacy",
-        library: "AWS SDKs, legacy retry mode (botocore 1.x)",
+        library: "AWS SDK for Python, legacy retry mode (botocore's default before 1.44)",
         source: "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html",
         notes: "5 attempts, U(0, 1) * 2^(n-1) s without a cap, no quota (DynamoDB's 10 attempts of 50 ms * 2^(n-1) are not modelled)",
         table: aws_sdk_legacy,
@@ -175,7 +175,7 @@ pub const PRESETS: [Preset; 22] = [
         name: "urllib3",
         library: "urllib3 2 (Python), Retry.DEFAULT = Retry(3)",
         source: "https://urllib3.readthedocs.io/en/stable/reference/urllib3.util.html#urllib3.util.Retry",
-        notes: "3 retries of connection and read errors on idempotent methods, backoff_factor 0 (no delay); no status is retried unless status_forcelist names it, except a 413, 429 or 503 that carries a Retry-After, which is retried after it (not modelled: the simulator retries by outcome alone); requests' adapters default to no retries at all",
+        notes: "3 retries of connection and read errors on idempotent methods, backoff_factor 0 (no delay); no status is retried unless status_forcelist names it, except a 413, 429 or 503 that carries a Retry-After, which is retried after it (retry_on_hinted; 413 is not simulated); requests' adapters default to no retries at all",
         table: urllib3,
     },
     Preset {
@@ -194,10 +194,17 @@ pub const PRESETS: [Preset; 22] = [
     },
     Preset {
         name: "envoy",
-        library: "Envoy 1.3x router retry policy",
+        library: "Envoy 1.3x router retry policy, with the cluster's default circuit breaker",
         source: "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/http/http_routing#retry-semantics",
-        notes: "num_retries 1, base 25 ms, max 250 ms, retry_on 5xx,reset,connect-failure; the cluster's default circuit breaker (3 retries in flight at once) is not modelled",
+        notes: "num_retries 1, base 25 ms, max 250 ms, retry_on 5xx,reset,connect-failure; the default circuit breaker's max_retries 3: at most 3 retries in progress across all clients (a retry is in progress from its decision to its answer)",
         table: envoy,
+    },
+    Preset {
+        name: "envoy-retry-budget",
+        library: "Envoy 1.3x router retry policy with a retry budget (retry_budget {} in the cluster's circuit breakers)",
+        source: "https://www.envoyproxy.io/docs/envoy/latest/api-v3/config/cluster/v3/circuit_breaker.proto",
+        notes: "as envoy, with the budget's defaults instead of max_retries: retries in progress at most budget_percent 20% of the requests in progress, and at least min_retry_concurrency 3; requests in progress are the logical requests, backoff included",
+        table: envoy_retry_budget,
     },
 ];
 
@@ -244,6 +251,7 @@ fn table(
         jitter: Some(JitterValue::None),
         max_retries: Some(RetryLimit(max_retries)),
         retry_on: outcomes(retry_on),
+        retry_on_hinted: outcomes(&[]),
         use_retry_after: Some(false),
         retry_after_max: Some(DurationValue(SimDuration::MAX)),
         retry_after_mode: Some(RetryAfterModeFile::Replace),
@@ -509,10 +517,12 @@ fn go_retryablehttp() -> RetryFile {
 
 /// urllib3 2 `Retry.DEFAULT`: `Retry(3)`, `backoff_factor` 0, no
 /// `status_forcelist`: connection errors (reset, refused) and read errors
-/// (timeouts) retried at once.
+/// (timeouts) retried at once; a 413, 429 or 503 only when it carries a
+/// Retry-After (`Retry.is_retry`), after that long.
 fn urllib3() -> RetryFile {
     RetryFile {
         use_retry_after: Some(true),
+        retry_on_hinted: outcomes(&["429", "503"]),
         ..table(
             BackoffFile::None,
             0,
@@ -542,15 +552,34 @@ fn tenacity_random_exponential() -> RetryFile {
 
 /// Envoy's route retry policy: `num_retries` 1, `base_interval` 25 ms,
 /// `max_interval` 10 times it (250 ms), full jitter over `(2^n - 1) * base`;
-/// retry_on "5xx,reset,connect-failure" (a per-try timeout counts as 5xx).
+/// retry_on "5xx,reset,connect-failure" (a per-try timeout counts as 5xx); the
+/// cluster circuit breaker's default `max_retries` 3.
 fn envoy() -> RetryFile {
-    table(
-        BackoffFile::Envoy,
-        25,
-        Some(250),
-        1,
-        &["timeout", "reset", "refused", "500", "502", "503", "504"],
-    )
+    RetryFile {
+        budget: Some(BudgetFile::Concurrency {
+            percent: Some(0.0),
+            min_concurrency: Some(3),
+        }),
+        ..table(
+            BackoffFile::Envoy,
+            25,
+            Some(250),
+            1,
+            &["timeout", "reset", "refused", "500", "502", "503", "504"],
+        )
+    }
+}
+
+/// Envoy with `retry_budget {}`: `budget_percent` 20%, `min_retry_concurrency`
+/// 3 (circuit_breaker.proto), replacing `max_retries`.
+fn envoy_retry_budget() -> RetryFile {
+    RetryFile {
+        budget: Some(BudgetFile::Concurrency {
+            percent: Some(0.2),
+            min_concurrency: Some(3),
+        }),
+        ..envoy()
+    }
 }
 
 #[cfg(test)]
@@ -610,7 +639,7 @@ mod tests {
             "backon" => (3, &[(1000.0, 1000.0), (2000.0, 2000.0), (4000.0, 4000.0)]),
             "tokio-retry" => (3, &[(0.0, 10.0), (0.0, 100.0), (0.0, 1000.0)]),
             "resilience4j" => (2, &[(500.0, 500.0), (500.0, 500.0)]),
-            "envoy" => (1, &[(0.0, 25.0)]),
+            "envoy" | "envoy-retry-budget" => (1, &[(0.0, 25.0)]),
             other => panic!("no documented sequence for preset {other}"),
         }
     }

@@ -463,6 +463,8 @@ pub struct RetryFile {
     pub deadline: Option<DurationOrNone>,
     /// Outcomes worth retrying.
     pub retry_on: Option<Vec<String>>,
+    /// Outcomes retried only when they carry a Retry-After.
+    pub retry_on_hinted: Option<Vec<String>>,
     /// Whether Retry-After replaces the computed delay.
     pub use_retry_after: Option<bool>,
     /// Larger Retry-After values are ignored.
@@ -556,5 +558,13 @@ pub enum BudgetFile {
         min_per_s: Option<f64>,
         /// Share of requests that may retry.
         percent: Option<f64>,
+    },
+    /// Envoy's retry budget: `percent` (0.2) of the requests in progress may
+    /// be retries in progress, and at least `min_concurrency` (3).
+    Concurrency {
+        /// Share of the requests in progress.
+        percent: Option<f64>,
+        /// Floor of retries in progress.
+        min_concurrency: Option<u32>,
     },
 }

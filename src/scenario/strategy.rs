@@ -15,8 +15,8 @@ use super::schema::{
 use super::validate::Checker;
 use crate::engine::SimDuration;
 use crate::retry::{
-    Backoff, BackoffKind, BreakerConfig, BudgetConfig, Jitter, Outcome, OutcomeSet, RetryAfterMode,
-    RetryPolicy, Strategy, ThrottleConfig,
+    Backoff, BackoffKind, BreakerConfig, BudgetConfig, ConcurrencyLimit, Jitter, Outcome,
+    OutcomeSet, RetryAfterMode, RetryPolicy, Strategy, ThrottleConfig,
 };
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -149,6 +149,10 @@ impl Checker<'_> {
             Some((names, k)) => self.outcome_set(&names, &k)?,
             None => p.retry_on,
         };
+        let retry_on_hinted = match l.get("retry_on_hinted", |r| r.retry_on_hinted.clone()) {
+            Some((names, k)) => self.outcome_set(&names, &k)?,
+            None => p.retry_on_hinted,
+        };
         let budget = match l.get("budget", |r| r.budget.clone()) {
             Some((b, key)) => self.budget(&b, &key)?,
             None => None,
@@ -222,6 +226,7 @@ impl Checker<'_> {
                 timeout,
                 deadline,
                 retry_on,
+                retry_on_hinted,
                 use_retry_after: l
                     .get("use_retry_after", |r| r.use_retry_after)
                     .map_or(p.use_retry_after, |(v, _)| v),
@@ -333,6 +338,13 @@ impl Checker<'_> {
                 },
                 percent: fraction(percent.unwrap_or(0.2), "percent")?,
             },
+            BudgetFile::Concurrency {
+                percent,
+                min_concurrency,
+            } => BudgetConfig::Concurrency(ConcurrencyLimit {
+                percent: fraction(percent.unwrap_or(0.2), "percent")?,
+                min_concurrency: min_concurrency.unwrap_or(3),
+            }),
         }))
     }
 

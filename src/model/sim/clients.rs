@@ -50,7 +50,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let probe = match self.local_verdict() {
             Some(probe) => probe,
             None => {
-                let first = self.slots.get(slot).retries == 0;
+                let r = self.slots.get(slot);
+                let (first, charged) = (r.retries == 0, r.charged);
+                if let Some(b) = &mut self.budget {
+                    b.on_retry_abandoned(charged);
+                }
                 self.rec.rejected_locally(first);
                 self.rec.failure(GiveUp::RejectedLocally);
                 self.end_request(slot, Some(GiveUp::RejectedLocally));
@@ -214,7 +218,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         let s = self.strategy;
         if let Some(b) = &mut self.budget {
-            b.on_failure(outcome);
+            b.on_failure(outcome, r.charged);
         }
         let mut decision = s.policy.decide(
             &s.backoff,
@@ -256,6 +260,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     pub(super) fn end_request(&mut self, slot: u32, failure: Option<GiveUp>) {
         self.slots.get(slot).phase = Phase::Idle;
+        if let Some(b) = &mut self.budget {
+            b.on_request_end();
+        }
         self.set_in_flight(-1);
         self.obs.request_ended(self.now, slot, failure);
         match &self.world.load {
