@@ -141,7 +141,10 @@ def install(drivers):
         if not shutil.which("go") or not Path(
             "/usr/share/gocode/src/github.com/hashicorp/go-retryablehttp"
         ).exists():
-            sh(["apt-get", "install", "-y", "-q", *GO_PACKAGES], stdout=subprocess.DEVNULL)
+            apt = ["apt-get", "install", "-y", "-q", *GO_PACKAGES]
+            if subprocess.run(apt, stdout=subprocess.DEVNULL).returncode != 0:
+                sh(["apt-get", "update", "-q"], stdout=subprocess.DEVNULL)
+                sh(apt, stdout=subprocess.DEVNULL)
         out = CACHE / "go-driver"
         env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode", GOCACHE=str(CACHE / "gocache"))
         sh(["go", "build", "-o", str(out), "driver.go"], cwd=HERE / "drivers" / "go", env=env)
@@ -445,6 +448,23 @@ def verdict(r):
     return "matches" if all(parts) else "differs"
 
 
+def summary(r):
+    """What differed, in a line."""
+    out = []
+    if not r["limit_ok"]:
+        out.append(f"retries {r['limit_measured']}, preset {r['limit_expected']}")
+    if not r["delays_ok"]:
+        out.append(f"delays {r['delays_note']}")
+    if not r["outcomes_ok"]:
+        out.append(f"retried {r['outcomes_measured']}, preset {r['outcomes_expected']}")
+    if "retry_after" in r and not r["retry_after"]["ok"]:
+        out.append(f"Retry-After {r['retry_after']['note']}")
+    if "budget" in r and not r["budget"]["ok"]:
+        b = r["budget"]
+        out.append(f"budget {b['retries_measured']} retries, engine {b['retries_simulated']}")
+    return "; ".join(out)
+
+
 def mark(ok):
     return "yes" if ok else "**no**"
 
@@ -529,6 +549,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", help="presets to measure (default: all)")
     ap.add_argument("--trials", type=int, default=100, help="requests per delay check (100)")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a measurable preset differs from its library "
+        "(a preset that differs is measured once more first: timing noise rarely repeats)",
+    )
     a = ap.parse_args()
     if not SIM.exists():
         sh(["cargo", "build", "--release", "-q"], cwd=ROOT)
@@ -570,9 +596,20 @@ def main():
             sys.exit(f"{name}: neither measured nor explained as not measurable")
         print(f"measuring {name} ...", flush=True)
         results[name] = check(runner, name, facts[name], a.trials)
+        if a.check and verdict(results[name]) != "matches":
+            print(f"  differs: {summary(results[name])}; measuring once more", flush=True)
+            results[name] = check(runner, name, facts[name], a.trials)
         print(f"  {verdict(results[name])}", flush=True)
     if grpc_server is not None:
         grpc_server.stop(grace=None)
+    if a.check:
+        measured = [n for n in names if "not_measured" not in results[n]]
+        bad = [n for n in measured if verdict(results[n]) != "matches"]
+        for n in bad:
+            print(f"{n}: differs from its library: {summary(results[n])}")
+        print(f"{len(measured) - len(bad)} of {len(measured)} measured presets match their libraries")
+        sys.stdout.flush()
+        os._exit(1 if bad else 0)
     write_toml(results, results_path, date)
     md = table(results, facts, date)
     (HERE / "RESULTS.md").write_text("# Presets against the real libraries\n\n" + md)
