@@ -484,7 +484,10 @@ fn presets_lists_every_preset_with_its_delays_and_source() {
     assert_eq!(text.matches("  source: http").count(), 23);
     // Each says what the conformance harness found for it.
     assert_eq!(text.matches("  checked: ").count(), 23);
-    assert!(!text.contains("earlier definition"), "a preset changed since it was measured");
+    assert!(
+        !text.contains("earlier definition"),
+        "a preset changed since it was measured"
+    );
 }
 
 #[test]
