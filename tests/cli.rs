@@ -135,9 +135,57 @@ fn output_is_byte_identical_across_thread_counts() {
                 "goodput.png",
                 "backlog.png",
                 "recovery.png",
+                "report.html",
             ],
         );
     }
+}
+
+/// A report must load nothing from anywhere: no external script, style,
+/// image or font, and no fetch.
+fn assert_self_contained(page: &str) {
+    for bad in [
+        "src=\"http",
+        "href=\"http",
+        "<link",
+        "@import",
+        "url(http",
+        "fetch(",
+        "XMLHttpRequest",
+    ] {
+        assert!(!page.contains(bad), "report.html contains {bad:?}");
+    }
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.trim_end().ends_with("</html>"));
+}
+
+#[test]
+fn a_runs_report_holds_its_table_charts_data_and_scenario() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("out");
+    run_into("tests/fixtures/small.toml", &out, "2", &["--no-plots"]).success();
+    let page = fs::read_to_string(out.join("report.html")).unwrap();
+    assert_self_contained(&page);
+    // The summary table, one row per strategy, with summary.csv's figures.
+    let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
+    let none = summary.lines().nth(1).unwrap();
+    let failed = none.split(',').nth(3).unwrap();
+    assert!(
+        page.contains(&format!("<tr><td>none</td><td>{failed}</td>")),
+        "the table shows none's failed count {failed}"
+    );
+    assert_eq!(
+        page.matches("<tr><td>").count(),
+        2 * 2,
+        "two strategies, two tables"
+    );
+    // The three charts' places, the embedded CSV files and the scenario file.
+    for id in ["chart-load", "chart-goodput", "chart-backlog"] {
+        assert!(page.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    assert!(page.contains("id=\"timeseries-csv\">\"strategy,t_s,attempts_per_s"));
+    assert!(page.contains("# A small, fast scenario for the command-line tests."));
+    assert!(page.contains("uPlot"), "the chart library is inlined");
 }
 
 #[test]
@@ -283,13 +331,18 @@ fn a_sweep_writes_its_files_deterministically_and_quietly_off_a_terminal() {
             "recovery_time_s.png",
             "failed.png",
             "timeline.png",
+            "report.html",
         ],
     );
+    let page = fs::read_to_string(one.join("report.html")).unwrap();
+    assert_self_contained(&page);
+    assert!(page.contains("A sweep of <code>clients.count</code> over 5, 10"));
 }
 
-const GRID_FILES: [&str; 5] = [
+const GRID_FILES: [&str; 6] = [
     "summary.csv",
     "timeline.csv",
+    "report.html",
     "amplification.png",
     "recovery_time_s.png",
     "timeline.png",
@@ -769,14 +822,22 @@ fn an_output_folder_holds_exactly_one_run() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["manifest.toml", "summary.csv", "timeseries.csv"]);
+    assert_eq!(
+        names,
+        [
+            "manifest.toml",
+            "report.html",
+            "summary.csv",
+            "timeseries.csv"
+        ]
+    );
     let manifest = fs::read_to_string(out.join("manifest.toml")).unwrap();
     for line in [
         "scenario = \"small\"",
         "scenario_file = \"tests/fixtures/small.toml\"",
         "seed = 3",
         "charts = false",
-        "files = [\"summary.csv\", \"timeseries.csv\"]",
+        "files = [\"report.html\", \"summary.csv\", \"timeseries.csv\"]",
     ] {
         assert!(manifest.contains(line), "{line} in:\n{manifest}");
     }

@@ -499,10 +499,23 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
         .into());
     }
 
+    let mut files = Vec::new();
     for exporter in csv_exporters() {
         let bytes = exporter.serialize(&report)?;
         write_atomic(out, exporter.file_name(), &bytes)?;
+        files.push(bytes);
     }
+    let scenario_text = std::fs::read_to_string(&opts.scenario)
+        .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
+    let page = crate::export::html::run_page(&crate::export::html::RunPage {
+        description: &s.description,
+        scenario_file: &opts.scenario.display().to_string(),
+        scenario_text: &scenario_text,
+        report: &report,
+        summary_csv: &files[0],
+        timeseries_csv: &files[1],
+    });
+    write_atomic(out, crate::export::html::FILE_NAME, page.as_bytes())?;
     if opts.plots {
         let charts = plot::charts(&report);
         let images: Vec<_> = charts.par_iter().map(|c| (c.render)(&report)).collect();

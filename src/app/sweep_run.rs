@@ -89,7 +89,15 @@ pub(super) fn run_sweep(
         return Ok(());
     }
     let report = sweep::aggregate(s, sweep, &results);
-    write_sweep(&report, out, opts.plots)?;
+    let text = std::fs::read_to_string(&opts.scenario)
+        .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
+    let source = opts.scenario.display().to_string();
+    let about = About {
+        description: &s.description,
+        scenario_file: &source,
+        scenario_text: &text,
+    };
+    write_sweep(&report, out, opts.plots, &about)?;
     if !opts.quiet {
         say!(
             "scenario {} ({}), seed {}",
@@ -102,11 +110,34 @@ pub(super) fn run_sweep(
     Ok(())
 }
 
-/// Writes a sweep's CSV files and charts into `out`.
-fn write_sweep(report: &SweepReport, out: &Path, plots: bool) -> Result<Vec<PathBuf>> {
+/// What a sweep's page says about where it came from.
+struct About<'a> {
+    description: &'a str,
+    scenario_file: &'a str,
+    scenario_text: &'a str,
+}
+
+/// Writes a sweep's CSV files, `report.html` and charts into `out`.
+fn write_sweep(
+    report: &SweepReport,
+    out: &Path,
+    plots: bool,
+    about: &About,
+) -> Result<Vec<PathBuf>> {
+    let summary = sweep_csv::summary(report)?;
+    let timeline = sweep_csv::timeline(report)?;
+    let page = crate::export::html::sweep_page(&crate::export::html::SweepPage {
+        description: about.description,
+        scenario_file: about.scenario_file,
+        scenario_text: about.scenario_text,
+        report,
+        summary_csv: &summary,
+        timeline_csv: &timeline,
+    });
     let mut written = vec![
-        write_atomic(out, "summary.csv", &sweep_csv::summary(report)?)?,
-        write_atomic(out, "timeline.csv", &sweep_csv::timeline(report)?)?,
+        write_atomic(out, "summary.csv", &summary)?,
+        write_atomic(out, "timeline.csv", &timeline)?,
+        write_atomic(out, crate::export::html::FILE_NAME, page.as_bytes())?,
     ];
     if !plots {
         return Ok(written);
@@ -235,7 +266,13 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
         .unwrap_or_else(|| Path::new("results").join(&s.name));
     let staging = Staging::new(&out)?;
     let report = sweep::aggregate(&s, &sweep, &results);
-    write_sweep(&report, staging.dir(), opts.plots)?;
+    let source_text = source.display().to_string();
+    let about = About {
+        description: &s.description,
+        scenario_file: &source_text,
+        scenario_text: &text,
+    };
+    write_sweep(&report, staging.dir(), opts.plots, &about)?;
     let files = staging.commit(&format!(
         "# What made this folder; written last, so a folder without it is incomplete.\n\
          sim_version = \"{}\"\nscenario = {}\nmerged_shards = {}\nseed = {}\ncharts = {}\n",

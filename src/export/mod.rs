@@ -4,6 +4,7 @@
 //! Numbers are written with a fixed number of decimals per column, so files are
 //! byte-identical for a seed and diff cleanly between versions.
 
+pub mod html;
 pub mod summary_csv;
 pub mod sweep_csv;
 pub mod timeseries_csv;

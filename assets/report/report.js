@@ -1,0 +1,412 @@
+// retry-storm's report page: interactive charts of the CSV files embedded in
+// the page, drawn with uPlot (inlined before this script), and a sortable
+// summary table. Everything comes from the page; nothing is fetched.
+(function () {
+  'use strict';
+  const byId = (id) => document.getElementById(id);
+  const facts = JSON.parse(byId('facts').textContent);
+
+  // A CSV parser for the files this tool writes: quoted fields may hold commas,
+  // quotes (doubled) and newlines.
+  function parseCsv(text) {
+    const rows = [];
+    let row = [], field = '', quoted = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (quoted) {
+        if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
+        else if (c === '"') quoted = false;
+        else field += c;
+      } else if (c === '"') quoted = true;
+      else if (c === ',') { row.push(field); field = ''; }
+      else if (c === '\n') { row.push(field); rows.push(row); row = []; field = ''; }
+      else if (c !== '\r') field += c;
+    }
+    if (field !== '' || row.length) { row.push(field); rows.push(row); }
+    return { header: rows[0] || [], rows: rows.slice(1) };
+  }
+
+  // ---------------------------------------------------------------- the table
+  function sortable(table) {
+    const heads = table.tHead ? table.tHead.rows[0].cells : [];
+    const key = (text) => {
+      if (text === 'never') return Infinity;
+      const v = parseFloat(text);
+      return Number.isNaN(v) ? text : v;
+    };
+    Array.from(heads).forEach((th, col) => {
+      th.tabIndex = 0;
+      th.setAttribute('role', 'button');
+      const sort = () => {
+        const body = table.tBodies[0];
+        const up = th.getAttribute('aria-sort') !== 'ascending';
+        Array.from(heads).forEach((h) => h.removeAttribute('aria-sort'));
+        th.setAttribute('aria-sort', up ? 'ascending' : 'descending');
+        const rows = Array.from(body.rows);
+        rows.sort((a, b) => {
+          const x = key(a.cells[col].textContent), y = key(b.cells[col].textContent);
+          const d = typeof x === 'number' && typeof y === 'number'
+            ? x - y : String(x).localeCompare(String(y));
+          return up ? d : -d;
+        });
+        rows.forEach((r) => body.appendChild(r));
+      };
+      th.addEventListener('click', sort);
+      th.addEventListener('keydown', (e) => { if (e.key === 'Enter') sort(); });
+    });
+  }
+  document.querySelectorAll('table.sortable').forEach(sortable);
+
+  if (typeof uPlot === 'undefined') return;
+  const names = facts.strategies;
+  // With many strategies, start with the first few: a student sees them apart
+  // and adds the others one by one (the toggles say what is hidden).
+  const MANY = 8, FIRST = 4;
+  const shown = names.map((n, i) => names.length <= MANY || i < FIRST);
+  const plots = [];
+  const listeners = [];
+
+  // One set of strategy toggles for every chart on the page.
+  function makeToggles() {
+    const toggles = byId('toggles');
+    if (!toggles) return;
+    const apply = () => {
+      plots.forEach(({ u, spec }) => {
+        spec.series.forEach((s, k) => u.setSeries(k + 1, { show: shown[s.i] }));
+        u.redraw(false);
+      });
+      listeners.forEach((f) => f());
+      Array.from(toggles.querySelectorAll('button[data-i]')).forEach((b) => {
+        b.setAttribute('aria-pressed', shown[+b.dataset.i] ? 'true' : 'false');
+      });
+    };
+    names.forEach((n, i) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.dataset.i = i;
+      b.innerHTML = '<span class="swatch"></span>';
+      b.querySelector('.swatch').style.background = facts.colours[i];
+      b.appendChild(document.createTextNode(n));
+      b.addEventListener('click', () => { shown[i] = !shown[i]; apply(); });
+      toggles.appendChild(b);
+    });
+    if (names.length > MANY) {
+      const note = document.createElement('span');
+      note.className = 'hint';
+      note.textContent = `the first ${FIRST} of ${names.length} are shown; click to add or remove:`;
+      toggles.prepend(note);
+    }
+    [['all', true], ['none', false]].forEach(([label, v]) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'all';
+      b.textContent = label;
+      b.addEventListener('click', () => { shown.fill(v); apply(); });
+      toggles.appendChild(b);
+    });
+    apply();
+  }
+
+  window.addEventListener('resize', () => {
+    plots.forEach(({ u }) => {
+      const w = u.root.parentElement.clientWidth;
+      if (w > 0) u.setSize({ width: Math.max(320, w), height: u.height });
+    });
+  });
+
+  const legendValue = (u, v) => (v == null ? '-' : (Math.round(v * 1000) / 1000).toString());
+
+  function runCharts() {
+    // ---------------------------------------------------------------- the data
+    const tsText = byId('timeseries-csv');
+    const ts = parseCsv(JSON.parse(tsText.textContent));
+    const summary = parseCsv(JSON.parse(byId('summary-csv').textContent));
+    const col = (name) => ts.header.indexOf(name);
+    const half = facts.bucket_s / 2;
+    const perStrategy = new Map(names.map((n) => [n, []]));
+    for (const row of ts.rows) {
+      const list = perStrategy.get(row[0]);
+      if (list) list.push(row);
+    }
+    const first = perStrategy.get(names[0]) || [];
+    const t = first.map((r) => +r[col('t_s')] + half);
+    const values = (name, f) => (perStrategy.get(name) || []).map(f);
+    const num = (c) => { const i = col(c); return (r) => (i < 0 || r[i] === '' ? null : +r[i]); };
+    const backlog = (r) => +r[col('queue_len')] + +r[col('backing_off')];
+    const recoveryCol = summary.header.indexOf('recovery_time_s');
+    const lastEnd = facts.outages.reduce((m, o) => Math.max(m, o[1]), -Infinity);
+    const recoveredAt = names.map((n) => {
+      const row = summary.rows.find((r) => r[0] === n);
+      if (!row || recoveryCol < 0 || row[recoveryCol] === '' || !facts.outages.length) return null;
+      return lastEnd + +row[recoveryCol];
+    });
+    const hasTrigger = facts.outages.length > 0;
+
+    // ---------------------------------------------------------------- charts
+    // Each chart: its series per strategy ({strategy index, values, dashed}).
+    const specs = [
+      {
+        id: 'chart-load', title: 'Load on the server: attempts per second', unit: 'attempts/s',
+        capacity: facts.capacity_per_s,
+        series: names.map((n, i) => ({ i, label: n, data: values(n, num('attempts_per_s')) })),
+      },
+      {
+        id: 'chart-goodput', title: 'Goodput: successes per second' +
+          (hasTrigger ? ' (dashed: the same run without the trigger)' : ''),
+        unit: 'successes/s',
+        series: names.flatMap((n, i) => [{ i, label: n, data: values(n, num('goodput_per_s')) }]
+          .concat(hasTrigger ? [{ i, label: n + ' (normal)', dashed: true,
+            data: values(n, num('normal_goodput_per_s')) }] : [])),
+      },
+      {
+        id: 'chart-backlog', title: 'Backlog: queued at the server plus waiting out a backoff' +
+          (hasTrigger ? ' (dashed: without the trigger)' : ''),
+        unit: 'requests',
+        series: names.flatMap((n, i) => [{ i, label: n, data: values(n, backlog) }]
+          .concat(hasTrigger ? [{ i, label: n + ' (normal)', dashed: true,
+            data: values(n, num('normal_backlog')) }] : [])),
+      },
+    ];
+
+    let syncing = false;
+
+    function decorate(u, spec) {
+      const ctx = u.ctx;
+      const { left, top, width, height } = u.bbox;
+      const x = (v) => u.valToPos(v, 'x', true);
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(left, top, width, height);
+      ctx.clip();
+      for (const [a, b] of facts.outages) {
+        ctx.fillStyle = 'rgba(0, 0, 0, 0.10)';
+        ctx.fillRect(x(a), top, x(b) - x(a), height);
+      }
+      if (spec.capacity) {
+        const y = u.valToPos(spec.capacity, 'y', true);
+        ctx.strokeStyle = '#000';
+        ctx.setLineDash([6, 4]);
+        ctx.lineWidth = 1;
+        ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + width, y); ctx.stroke();
+      }
+      ctx.setLineDash([2, 3]);
+      ctx.lineWidth = 2;
+      recoveredAt.forEach((at, i) => {
+        if (at == null || !shown[i]) return;
+        ctx.strokeStyle = facts.colours[i];
+        ctx.beginPath(); ctx.moveTo(x(at), top); ctx.lineTo(x(at), top + height); ctx.stroke();
+      });
+      ctx.restore();
+    }
+
+    function make(spec) {
+      const el = byId(spec.id);
+      if (!el) return;
+      const heading = document.createElement('h3');
+      heading.textContent = spec.title;
+      el.appendChild(heading);
+      const opts = {
+        width: Math.max(320, el.clientWidth || 900),
+        height: 320,
+        scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.08 : 1] } },
+        axes: [
+          { label: 'simulated time (s)' },
+          { label: spec.unit, size: 70 },
+        ],
+        cursor: { sync: { key: 'retry-storm' }, drag: { x: true, y: false } },
+        legend: { live: true },
+        series: [{ label: 't (s)', value: (u, v) => (v == null ? '-' : v.toFixed(2)) }].concat(
+          spec.series.map((s) => ({
+            label: s.label,
+            stroke: facts.colours[s.i],
+            width: s.dashed ? 1.5 : 2,
+            dash: s.dashed ? [6, 4] : undefined,
+            points: { show: false },
+            value: (u, v) => (v == null ? '-' : (Math.round(v * 10) / 10).toString()),
+          }))),
+        hooks: {
+          draw: [(u) => decorate(u, spec)],
+          setScale: [(u, key) => {
+            if (key !== 'x') return;
+            // The visible time range, readable from the page (and its tests).
+            el.dataset.xmin = u.scales.x.min;
+            el.dataset.xmax = u.scales.x.max;
+            if (syncing) return;
+            syncing = true;
+            const { min, max } = u.scales.x;
+            plots.forEach((p) => { if (p.u !== u) p.u.setScale('x', { min, max }); });
+            syncing = false;
+          }],
+        },
+      };
+      const u = new uPlot(opts, [t].concat(spec.series.map((s) => s.data)), el);
+      plots.push({ u, spec });
+    }
+    specs.forEach(make);
+
+
+  }
+
+  // ---------------------------------------------------------------- sweeps
+  function sweepCharts() {
+    const summary = parseCsv(JSON.parse(byId('summary-csv').textContent));
+    const at = (c) => summary.header.indexOf(c);
+    const host = byId('sweep-charts');
+    const axes = facts.axes;
+    const cell = (row, c) => {
+      const v = row[at(c)];
+      if (v === undefined || v === '') return null;
+      if (v === 'never') return Infinity;
+      return +v;
+    };
+    const rowFor = (values, strategy) => summary.rows.find((r) =>
+      r[at('strategy')] === strategy && axes.every((a, k) => +r[at(a.column)] === values[k]));
+    for (const chart of facts.charts) {
+      const box = document.createElement('div');
+      box.className = 'chart';
+      box.id = 'chart-' + chart.name;
+      host.appendChild(box);
+      const h = document.createElement('h3');
+      h.textContent = chart.label + (chart.stat === 'median' ? ' (median of the runs)' : ' (mean of the runs)');
+      box.appendChild(h);
+      if (axes.length === 1) {
+        const xs = axes[0].values;
+        const spec = {
+          series: names.map((n, i) => ({
+            i, label: n,
+            data: xs.map((x) => {
+              const r = rowFor([x], n);
+              const v = r ? cell(r, chart.column) : null;
+              return v === Infinity ? null : v;
+            }),
+          })),
+        };
+        const nevers = names.map((n) => xs.filter((x) => { const r = rowFor([x], n); return r && cell(r, chart.column) === Infinity; }));
+        if (spec.series.every((s) => s.data.every((v) => v == null)) && !nevers.some((l) => l.length)) {
+          const p = document.createElement('p');
+          p.className = 'hint empty';
+          p.textContent = 'No run has this figure' +
+            (chart.name.startsWith('recover') || chart.name === 'lost_requests' || chart.name === 'extra_attempts'
+              ? ': the scenario has no trigger to recover from.' : '.');
+          box.appendChild(p);
+          box.classList.add('empty');
+          continue;
+        }
+        if (nevers.some((l) => l.length)) {
+          const p = document.createElement('p');
+          p.className = 'hint never';
+          p.textContent = 'never: ' + names.map((n, i) => nevers[i].length ? n + ' at ' + nevers[i].join(', ') : '').filter(Boolean).join('; ');
+          box.appendChild(p);
+        }
+        const opts = {
+          width: Math.max(320, box.clientWidth || 900), height: 300,
+          scales: { x: { time: false }, y: chart.log ? { distr: 3 } : { range: (u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.08 : 1] } },
+          axes: [
+            { label: axes[0].parameter, splits: () => xs,
+              values: (u, ticks) => ticks.map((v) => axes[0].labels[xs.indexOf(v)] ?? v) },
+            { label: chart.label, size: 70 },
+          ],
+          cursor: { drag: { x: false, y: false } },
+          series: [{ label: axes[0].parameter }].concat(spec.series.map((s) => ({
+            label: s.label, stroke: facts.colours[s.i], width: 2,
+            points: { show: true, size: 6, fill: facts.colours[s.i] }, value: legendValue,
+          }))),
+        };
+        const u = new uPlot(opts, [xs].concat(spec.series.map((s) => s.data)), box);
+        plots.push({ u, spec });
+      } else {
+        heatmaps(box, chart, rowFor, cell);
+      }
+    }
+    // The timeline: attempts per second, first run at the last point.
+    const tl = parseCsv(JSON.parse(byId('timeline-csv').textContent));
+    const tc = (c) => tl.header.indexOf(c);
+    const per = new Map(names.map((n) => [n, []]));
+    tl.rows.forEach((r) => { const l = per.get(r[0]); if (l) l.push(r); });
+    const first = per.get(names[0]) || [];
+    if (first.length) {
+      const box = byId('chart-timeline');
+      const h = document.createElement('h3');
+      h.textContent = 'Attempts per second over time: the first run at the last point';
+      box.appendChild(h);
+      const t = first.map((r) => +r[tc('t_s')] + facts.bucket_s / 2);
+      const spec = { series: names.map((n, i) => ({ i, label: n,
+        data: per.get(n).map((r) => +r[tc('attempts')] / facts.bucket_s) })) };
+      const u = new uPlot({
+        width: Math.max(320, box.clientWidth || 900), height: 300,
+        scales: { x: { time: false } },
+        axes: [{ label: 'simulated time (s)' }, { label: 'attempts/s', size: 70 }],
+        cursor: { drag: { x: true, y: false } },
+        series: [{ label: 't (s)' }].concat(spec.series.map((s) => ({
+          label: s.label, stroke: facts.colours[s.i], width: 1.5, points: { show: false }, value: legendValue }))),
+      }, [t].concat(spec.series.map((s) => s.data)), box);
+      plots.push({ u, spec });
+    }
+  }
+
+  // A map: one grid per strategy, the first axis across and the second down,
+  // cells shaded on one scale for all strategies; "never" is a dark cell.
+  function heatmaps(box, chart, rowFor, cell) {
+    const [ax, ay] = facts.axes;
+    let lo = Infinity, hi = -Infinity;
+    names.forEach((n) => ax.values.forEach((x) => ay.values.forEach((y) => {
+      const r = rowFor([x, y], n);
+      const v = r ? cell(r, chart.column) : null;
+      if (v != null && Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    })));
+    // One hue, light for the smallest value and dark for the largest.
+    const level = (v) => (hi > lo ? (v - lo) / (hi - lo) : 0);
+    const shade = (v) => `hsl(210, 65%, ${94 - 56 * level(v)}%)`;
+    const key = document.createElement('p');
+    key.className = 'hint scale';
+    const fmt = (v) => (Number.isFinite(v) ? (Math.round(v * 100) / 100).toString() : '-');
+    key.innerHTML = '<span></span> <span class="ramp"></span> <span></span> ' +
+      '<span class="never-key">never</span> one scale for all strategies';
+    key.children[0].textContent = fmt(lo);
+    key.children[2].textContent = fmt(hi);
+    box.appendChild(key);
+    const grids = document.createElement('div');
+    grids.className = 'heatmaps';
+    box.appendChild(grids);
+    names.forEach((n, i) => {
+      const wrap = document.createElement('div');
+      wrap.className = 'heatmap';
+      wrap.dataset.i = i;
+      const table = document.createElement('table');
+      const cap = table.createCaption();
+      cap.textContent = n;
+      const head = table.createTHead().insertRow();
+      const corner = document.createElement('th');
+      corner.textContent = ay.parameter + ' \\ ' + ax.parameter;
+      head.appendChild(corner);
+      ax.labels.forEach((l) => { const th = document.createElement('th'); th.textContent = l; head.appendChild(th); });
+      const body = table.createTBody();
+      ay.values.forEach((y, k) => {
+        const tr = body.insertRow();
+        const th = document.createElement('th');
+        th.textContent = ay.labels[k];
+        tr.appendChild(th);
+        ax.values.forEach((x) => {
+          const td = tr.insertCell();
+          const r = rowFor([x, y], n);
+          const v = r ? cell(r, chart.column) : null;
+          if (v === Infinity) { td.textContent = 'never'; td.className = 'never'; }
+          else if (v == null) td.textContent = '-';
+          else {
+            td.textContent = (Math.round(v * 100) / 100).toString();
+            td.style.background = shade(v);
+            if (level(v) > 0.55) td.style.color = '#fff';
+          }
+        });
+      });
+      wrap.appendChild(table);
+      grids.appendChild(wrap);
+    });
+    listeners.push(() => grids.querySelectorAll('.heatmap').forEach((w) => {
+      w.hidden = !shown[+w.dataset.i];
+    }));
+  }
+
+  if (facts.kind === 'sweep') sweepCharts(); else runCharts();
+  makeToggles();
+})();

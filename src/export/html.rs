@@ -1,0 +1,639 @@
+//! `report.html`: one self-contained page beside a results folder's CSV files.
+//!
+//! The page carries everything it shows: the scenario's description and its
+//! file, the summary table (rendered here, so it reads without JavaScript),
+//! the CSV files themselves, and the chart code (uPlot, vendored at a pinned
+//! version with its licence, and `assets/report/report.js`), all inline. It
+//! fetches nothing. The bytes depend only on the results and the scenario file,
+//! so the same scenario and seed give the same page on any machine.
+
+use std::fmt::Write as _;
+
+use crate::metrics::Report;
+use crate::plot::style;
+use crate::sweep::SweepReport;
+use crate::sweep::figures::{FIGURES, Stat};
+
+/// uPlot 1.6.32 (MIT), from the npm registry; see `assets/vendor/README.md`.
+const UPLOT_JS: &str = include_str!("../../assets/vendor/uplot/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../../assets/vendor/uplot/uPlot.min.css");
+const UPLOT_LICENSE: &str = include_str!("../../assets/vendor/uplot/LICENSE");
+const REPORT_JS: &str = include_str!("../../assets/report/report.js");
+const REPORT_CSS: &str = include_str!("../../assets/report/report.css");
+
+/// The file name inside a results folder.
+pub const FILE_NAME: &str = "report.html";
+
+/// What a run's page is made of.
+pub struct RunPage<'a> {
+    /// The scenario's description.
+    pub description: &'a str,
+    /// The scenario file's path, as given.
+    pub scenario_file: &'a str,
+    /// The scenario file's text.
+    pub scenario_text: &'a str,
+    /// The results.
+    pub report: &'a Report,
+    /// `summary.csv`'s bytes.
+    pub summary_csv: &'a [u8],
+    /// `timeseries.csv`'s bytes.
+    pub timeseries_csv: &'a [u8],
+}
+
+/// The summary columns shown in the main table, with their headings and what
+/// they mean (the rest are under "every column").
+const MAIN_COLUMNS: [(&str, &str, &str); 10] = [
+    ("failed", "failed", "logical requests that never succeeded"),
+    (
+        "amplification",
+        "amplification",
+        "attempts per logical request: 1 means no retries",
+    ),
+    (
+        "peak_load_ratio",
+        "peak load / capacity",
+        "the busiest bucket's attempts per second over the server's capacity",
+    ),
+    (
+        "recovery_time_s",
+        "recovery",
+        "seconds from the end of the trigger until the run is back to normal for good, judged against the same run without the trigger",
+    ),
+    (
+        "lost_requests",
+        "successes lost",
+        "successes the run without the trigger had and this run did not, until recovery",
+    ),
+    (
+        "extra_attempts",
+        "extra attempts",
+        "attempts beyond the run without the trigger's, until recovery",
+    ),
+    ("retries", "retries", "retries sent, all told"),
+    (
+        "latency_p99_s",
+        "p99 latency (s)",
+        "99th percentile of a successful logical request's time, first attempt to success",
+    ),
+    (
+        "peak_backlog",
+        "peak backlog",
+        "most requests queued at the server plus waiting out a backoff at once",
+    ),
+    ("crashes", "crashes", "times the server fell over"),
+];
+
+/// The page of one run's folder.
+pub fn run_page(p: &RunPage) -> String {
+    let r = p.report;
+    let mut facts = String::from("{");
+    let _ = write!(
+        facts,
+        "\"kind\":\"run\",\"scenario\":{},\"seed\":{},\"duration_s\":{},\"bucket_s\":{},\
+         \"capacity_per_s\":{},\"outages\":[{}],\"strategies\":[{}],\"colours\":[{}]}}",
+        json_string(&r.scenario),
+        r.seed,
+        r.duration_s,
+        r.metrics.bucket.as_secs_f64(),
+        r.capacity_per_s.map_or("null".into(), |c| c.to_string()),
+        r.outages
+            .iter()
+            .map(|(a, b)| format!("[{},{}]", a.as_secs_f64(), b.as_secs_f64()))
+            .collect::<Vec<_>>()
+            .join(","),
+        r.runs
+            .iter()
+            .map(|s| json_string(&s.name))
+            .collect::<Vec<_>>()
+            .join(","),
+        (0..r.runs.len())
+            .map(|i| json_string(&hex(style::colour(i))))
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    let summary = String::from_utf8_lossy(p.summary_csv);
+    let timeseries = String::from_utf8_lossy(p.timeseries_csv);
+    let has_trigger = !r.outages.is_empty();
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<header><h1>{name}</h1><p class=\"description\">{desc}</p>\
+         <p class=\"meta\">{n} {strategies}, seed {seed}, {dur} s simulated in buckets of {bucket} s{cap}{trig}. \
+         Made by <code>sim run {file}</code>; the same scenario and seed give this page byte for byte.</p>\
+         <nav><a href=\"#summary\">Summary</a> <a href=\"#charts\">Charts</a> \
+         <a href=\"#reading\">How to read it</a> <a href=\"#scenario\">The scenario</a></nav></header>",
+        name = esc(&r.scenario),
+        desc = esc(p.description),
+        n = r.runs.len(),
+        strategies = if r.runs.len() == 1 {
+            "strategy"
+        } else {
+            "strategies"
+        },
+        seed = r.seed,
+        dur = r.duration_s,
+        bucket = r.metrics.bucket.as_secs_f64(),
+        cap = r.capacity_per_s.map_or(String::new(), |c| format!(
+            ", server capacity {c:.0} requests/s"
+        )),
+        trig = if has_trigger {
+            format!(
+                ", trigger {}",
+                r.outages
+                    .iter()
+                    .map(|(a, b)| format!("{} s to {} s", a.as_secs_f64(), b.as_secs_f64()))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        } else {
+            ", no trigger".into()
+        },
+        file = esc(p.scenario_file),
+    );
+    body.push_str("<section id=\"summary\"><h2>Summary</h2>");
+    body.push_str(&summary_table(&summary, has_trigger));
+    body.push_str(
+        "<p class=\"hint\">Click a heading to sort; hover it for what it means. \
+         Every figure is from <code>summary.csv</code>, which holds them all:</p>",
+    );
+    body.push_str("<details><summary>Every column of summary.csv</summary>");
+    body.push_str(&full_table(&summary));
+    body.push_str("</details></section>");
+    body.push_str(
+        "<section id=\"charts\"><h2>Charts</h2>\
+         <div class=\"toggles\" id=\"toggles\" aria-label=\"strategies shown\"></div>\
+         <p class=\"hint\">Hover a chart for the values at that time; drag across it to zoom in on \
+         the time axis (all charts follow), double-click to zoom out; click a strategy above to \
+         show or hide it everywhere.</p>\
+         <div class=\"chart\" id=\"chart-load\"></div>\
+         <div class=\"chart\" id=\"chart-goodput\"></div>\
+         <div class=\"chart\" id=\"chart-backlog\"></div>\
+         <noscript><p>The charts need JavaScript; the PNG charts beside this file show the same.</p></noscript>\
+         </section>",
+    );
+    body.push_str(READING);
+    let _ = write!(
+        body,
+        "<section id=\"scenario\"><h2>The scenario</h2><p>The file <code>{}</code>, as it was run:</p>\
+         <pre class=\"toml\">{}</pre></section>",
+        esc(p.scenario_file),
+        esc(p.scenario_text)
+    );
+    page(
+        &r.scenario,
+        &facts,
+        &[("summary-csv", &summary), ("timeseries-csv", &timeseries)],
+        &body,
+    )
+}
+
+/// What a sweep's page is made of.
+pub struct SweepPage<'a> {
+    /// The scenario's description.
+    pub description: &'a str,
+    /// The scenario file's path, as given (or as the shards recorded it).
+    pub scenario_file: &'a str,
+    /// The scenario file's text.
+    pub scenario_text: &'a str,
+    /// The results.
+    pub report: &'a SweepReport,
+    /// The sweep's `summary.csv`.
+    pub summary_csv: &'a [u8],
+    /// Its `timeline.csv`.
+    pub timeline_csv: &'a [u8],
+}
+
+/// The page of a sweep's folder (a run's or a merge's).
+pub fn sweep_page(p: &SweepPage) -> String {
+    let r = p.report;
+    let sw = &r.sweep;
+    let mut strategies: Vec<&str> = Vec::new();
+    for row in &r.rows {
+        if !strategies.contains(&row.strategy.as_str()) {
+            strategies.push(&row.strategy);
+        }
+    }
+    let axes = sw
+        .axes
+        .iter()
+        .map(|a| {
+            format!(
+                "{{\"parameter\":{},\"column\":{},\"values\":[{}],\"labels\":[{}]}}",
+                json_string(&a.parameter),
+                json_string(&a.column),
+                a.values
+                    .iter()
+                    .map(|v| v.x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                a.values
+                    .iter()
+                    .map(|v| json_string(&v.label))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let charts = sw
+        .charts
+        .iter()
+        .map(|&(f, log)| {
+            let fig = &FIGURES[f];
+            let [a, b] = fig.suffixes();
+            format!(
+                "{{\"name\":{},\"label\":{},\"column\":{},\"spread\":{},\"stat\":{},\"log\":{log}}}",
+                json_string(fig.name),
+                json_string(fig.label),
+                json_string(&format!("{}_{a}", fig.name)),
+                json_string(&format!("{}_{b}", fig.name)),
+                json_string(if fig.stat == Stat::Median { "median" } else { "mean" }),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let facts = format!(
+        "{{\"kind\":\"sweep\",\"scenario\":{},\"seed\":{},\"replications\":{},\"bucket_s\":{},\
+         \"axes\":[{axes}],\"charts\":[{charts}],\"strategies\":[{}],\"colours\":[{}]}}",
+        json_string(&r.scenario),
+        r.seed,
+        sw.replications,
+        r.metrics.bucket.as_secs_f64(),
+        strategies
+            .iter()
+            .map(|s| json_string(s))
+            .collect::<Vec<_>>()
+            .join(","),
+        (0..strategies.len())
+            .map(|i| json_string(&hex(style::colour(i))))
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    let summary = String::from_utf8_lossy(p.summary_csv);
+    let timeline = String::from_utf8_lossy(p.timeline_csv);
+    let mut body = String::new();
+    let axes_text = sw
+        .axes
+        .iter()
+        .map(|a| {
+            format!(
+                "<code>{}</code> over {}",
+                esc(&a.parameter),
+                esc(&a
+                    .values
+                    .iter()
+                    .map(|v| v.label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" by ");
+    // The same words for a whole run and a merge of its shards, whose folders
+    // are byte for byte the same.
+    let how = format!(
+        "Made by <code>sim run {}</code> (or by <code>sim merge</code> of its shards, which gives the same folder)",
+        esc(p.scenario_file)
+    );
+    let _ = write!(
+        body,
+        "<header><h1>{name}</h1><p class=\"description\">{desc}</p>\
+         <p class=\"meta\">A sweep of {axes_text}: {points} points, {n} {strategies}, {reps} runs each \
+         ({runs} runs), seed {seed}. {how}; the same scenario and seed give this page byte for byte.</p>\
+         <nav><a href=\"#charts\">Charts</a> <a href=\"#summary\">Summary</a> \
+         <a href=\"#reading\">How to read it</a> <a href=\"#scenario\">The scenario</a></nav></header>",
+        name = esc(&r.scenario),
+        desc = esc(p.description),
+        points = sw.points.len(),
+        n = strategies.len(),
+        strategies = if strategies.len() == 1 {
+            "strategy"
+        } else {
+            "strategies"
+        },
+        reps = sw.replications,
+        runs = sw.runs(),
+        seed = r.seed,
+    );
+    body.push_str(
+        "<section id=\"charts\"><h2>Charts</h2>\
+         <div class=\"toggles\" id=\"toggles\" aria-label=\"strategies shown\"></div>\
+         <p class=\"hint\">Hover a chart for its values; click a strategy above to show or hide it. \
+         A point where the median run never recovered is drawn as a gap in the line (or a dark cell) and \
+         marked <i>never</i>.</p><div id=\"sweep-charts\"></div>\
+         <div class=\"chart\" id=\"chart-timeline\"></div>\
+         <noscript><p>The charts need JavaScript; the PNG charts beside this file show the same.</p></noscript>\
+         </section>",
+    );
+    body.push_str("<section id=\"summary\"><h2>Summary</h2>");
+    let mut main: Vec<(String, String, String)> = sw
+        .axes
+        .iter()
+        .map(|a| {
+            (
+                a.column.clone(),
+                a.parameter.clone(),
+                "the swept parameter's value".to_string(),
+            )
+        })
+        .collect();
+    main.push((
+        "strategy".into(),
+        "strategy".into(),
+        "the strategy's name in the scenario".into(),
+    ));
+    main.push((
+        "runs".into(),
+        "runs".into(),
+        "replications at this point".into(),
+    ));
+    main.push((
+        "recovered_runs".into(),
+        "recovered".into(),
+        "runs that were back to normal before their end".into(),
+    ));
+    for &(f, _) in &sw.charts {
+        let fig = &FIGURES[f];
+        let [a, b] = fig.suffixes();
+        let (what_a, what_b) = match fig.stat {
+            Stat::Mean => (
+                "mean over the runs",
+                "half-width of the 95% confidence interval of the mean",
+            ),
+            Stat::Median => (
+                "median over the runs (never: not within the run)",
+                "largest over the runs",
+            ),
+        };
+        main.push((
+            format!("{}_{a}", fig.name),
+            format!("{} ({a})", fig.name),
+            format!("{}: {what_a}", fig.label),
+        ));
+        main.push((
+            format!("{}_{b}", fig.name),
+            b.to_string(),
+            format!("{}: {what_b}", fig.label),
+        ));
+    }
+    body.push_str(&column_table(&summary, &main));
+    body.push_str(
+        "<p class=\"hint\">Click a heading to sort; hover it for what it means. \
+         Every figure is from <code>summary.csv</code>, which holds them all:</p>",
+    );
+    body.push_str("<details><summary>Every column of summary.csv</summary>");
+    body.push_str(&full_table(&summary));
+    body.push_str("</details></section>");
+    body.push_str(SWEEP_READING);
+    let _ = write!(
+        body,
+        "<section id=\"scenario\"><h2>The scenario</h2><p>The file <code>{}</code>, as it was run:</p>\
+         <pre class=\"toml\">{}</pre></section>",
+        esc(p.scenario_file),
+        esc(p.scenario_text)
+    );
+    page(
+        &r.scenario,
+        &facts,
+        &[("summary-csv", &summary), ("timeline-csv", &timeline)],
+        &body,
+    )
+}
+
+/// How to read a sweep's page.
+const SWEEP_READING: &str = "<section id=\"reading\"><h2>How to read it</h2>\
+<ul>\
+<li>Each <b>point</b> of the sweep is one value of the swept parameter (or one pair, for a map); each strategy runs there as many times as the sweep's replications, with different seeds.</li>\
+<li><b>Means</b> come with the half-width of their 95% confidence interval (<code>_ci95</code>); the charts draw the mean.</li>\
+<li><b>Recovery</b> is summarised by its median and largest value over the runs, because a run that never recovers has no finite time: <i>never</i> counts as longer than any.</li>\
+<li>The <b>timeline</b> is the first run at the last point: attempts per second over time, to show what one run there looks like.</li>\
+</ul></section>";
+
+/// A table of the named columns of `csv_text`, in the order given:
+/// (column, heading, what it means); columns the file lacks are left out.
+fn column_table(csv_text: &str, columns: &[(String, String, String)]) -> String {
+    let (header, rows) = parse_csv(csv_text);
+    let shown: Vec<_> = columns
+        .iter()
+        .filter_map(|(c, h, w)| header.iter().position(|x| x == c).map(|i| (i, h, w)))
+        .collect();
+    let mut t = String::from(
+        "<div class=\"wide\"><table class=\"summary sortable\" id=\"summary-table\"><thead><tr>",
+    );
+    for (_, h, w) in &shown {
+        let _ = write!(t, "<th title=\"{}\">{}</th>", esc(w), esc(h));
+    }
+    t.push_str("</tr></thead><tbody>");
+    for row in &rows {
+        t.push_str("<tr>");
+        for (i, _, _) in &shown {
+            let v = row.get(*i).map_or("", |s| s);
+            let _ = write!(
+                t,
+                "<td>{}</td>",
+                if v.is_empty() {
+                    "&ndash;".into()
+                } else {
+                    esc(v)
+                }
+            );
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("</tbody></table></div>");
+    t
+}
+
+/// How to read the figures and charts, for every run's page.
+const READING: &str = "<section id=\"reading\"><h2>How to read it</h2>\
+<ul>\
+<li><b>The trigger</b> (grey band) is what the scenario does to the server: an outage, a crash, a spike of load or of errors.</li>\
+<li><b>Load</b> is attempts per second at the server, first attempts and retries; the dashed line is the server's capacity. A retry storm is load above capacity after the trigger.</li>\
+<li><b>Goodput</b> is successes per second; the dashed line of the same colour is the same run without the trigger (the same seed, so the same arrivals): the normal that recovery is judged against.</li>\
+<li><b>Backlog</b> is requests queued at the server plus requests waiting out a backoff: work the clients still owe.</li>\
+<li><b>Recovery</b> is the time from the end of the trigger until goodput and backlog are back within the run-without-trigger's noise for good (a dotted line in the charts); <i>never</i> means not within the run.</li>\
+<li><b>Successes lost</b> and <b>extra attempts</b> compare the run with its twin from the trigger to recovery: what the trigger cost the users, and what it cost the server.</li>\
+</ul></section>";
+
+/// The main table: the strategy and [`MAIN_COLUMNS`], from `summary.csv`.
+fn summary_table(csv_text: &str, has_trigger: bool) -> String {
+    let (header, rows) = parse_csv(csv_text);
+    let at = |name: &str| header.iter().position(|h| h == name);
+    let mut t = String::from(
+        "<div class=\"wide\"><table class=\"summary sortable\" id=\"summary-table\"><thead><tr><th title=\"the strategy's name in the scenario\">strategy</th>",
+    );
+    let shown: Vec<_> = MAIN_COLUMNS
+        .iter()
+        .filter_map(|(col, head, what)| at(col).map(|i| (i, *col, *head, *what)))
+        .collect();
+    for (_, _, head, what) in &shown {
+        let _ = write!(t, "<th title=\"{}\">{}</th>", esc(what), esc(head));
+    }
+    t.push_str("</tr></thead><tbody>");
+    for row in &rows {
+        let _ = write!(t, "<tr><td>{}</td>", esc(row.first().map_or("", |s| s)));
+        for (i, col, _, _) in &shown {
+            let v = row.get(*i).map_or("", |s| s);
+            let cell = match (*col, v.is_empty(), has_trigger) {
+                ("recovery_time_s", true, true) => "never".to_string(),
+                (_, true, _) => "&ndash;".to_string(),
+                _ => esc(v),
+            };
+            let _ = write!(t, "<td>{cell}</td>");
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("</tbody></table></div>");
+    t
+}
+
+/// Every column of `summary.csv`, as it is.
+fn full_table(csv_text: &str) -> String {
+    let (header, rows) = parse_csv(csv_text);
+    let mut t = String::from("<div class=\"wide\"><table class=\"all\"><thead><tr>");
+    for h in &header {
+        let _ = write!(t, "<th>{}</th>", esc(h));
+    }
+    t.push_str("</tr></thead><tbody>");
+    for row in &rows {
+        t.push_str("<tr>");
+        for v in row {
+            let _ = write!(t, "<td>{}</td>", esc(v));
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("</tbody></table></div>");
+    t
+}
+
+fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes());
+    let mut rows: Vec<Vec<String>> = r
+        .records()
+        .filter_map(Result::ok)
+        .map(|rec| rec.iter().map(str::to_owned).collect())
+        .collect();
+    if rows.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let header = rows.remove(0);
+    (header, rows)
+}
+
+/// The whole page around `body`: styles, data and scripts inline.
+fn page(title: &str, facts: &str, data: &[(&str, &str)], body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + UPLOT_JS.len() + 4096);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"generator\" content=\"retry-storm {version}\">\
+         <title>{title} - retry-storm report</title><style>{UPLOT_CSS}\n{REPORT_CSS}</style></head>\n<body>\n{body}\n\
+         <footer>retry-storm {version}. Charts drawn with uPlot 1.6.32 (MIT licence, included in this file).</footer>\n\
+         <script type=\"application/json\" id=\"facts\">{facts}</script>\n",
+        version = env!("CARGO_PKG_VERSION"),
+        title = esc(title),
+    );
+    for (id, text) in data {
+        let _ = writeln!(
+            out,
+            "<script type=\"application/json\" id=\"{id}\">{}</script>",
+            json_string(text)
+        );
+    }
+    let _ = write!(
+        out,
+        "<script>/*\n{}*/\n{}</script>\n<script>\n{}</script>\n</body></html>\n",
+        UPLOT_LICENSE.replace("*/", "* /"),
+        UPLOT_JS,
+        REPORT_JS
+    );
+    out
+}
+
+/// `s` as a JSON string literal that is also safe inside a `<script>` element.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `s` with HTML's special characters escaped, for text and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn hex(c: plotters::style::RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_content_cannot_close_its_element() {
+        let s = json_string("a</script><b>\"&\u{2028}");
+        assert!(!s.contains("</"), "{s}");
+        assert_eq!(
+            s,
+            "\"a\\u003c/script\\u003e\\u003cb\\u003e\\\"\\u0026\\u2028\""
+        );
+    }
+
+    #[test]
+    fn html_text_is_escaped() {
+        assert_eq!(
+            esc("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn the_summary_table_says_never_only_with_a_trigger() {
+        let csv = "strategy,failed,recovery_time_s\na,3,\nb,0,1.5\n";
+        let with = summary_table(csv, true);
+        assert!(
+            with.contains("<td>a</td><td>3</td><td>never</td>"),
+            "{with}"
+        );
+        assert!(with.contains("<td>b</td><td>0</td><td>1.5</td>"), "{with}");
+        let without = summary_table(csv, false);
+        assert!(
+            without.contains("<td>a</td><td>3</td><td>&ndash;</td>"),
+            "{without}"
+        );
+    }
+}
