@@ -109,6 +109,13 @@ pub enum Command {
         #[arg(long)]
         toml: bool,
     },
+    /// Start the playground: a web page on 127.0.0.1 to change a scenario's
+    /// parameters and see a fresh run's charts, two configurations side by side.
+    Serve {
+        /// Port on 127.0.0.1 (0: any free port; the address is printed).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+    },
     /// Check a scenario file without running it.
     Validate {
         /// The scenario file (TOML).

@@ -4,7 +4,7 @@
 //! Layers, from the inside out: `engine` (time, queue, RNG), `model` (the world
 //! and the run loop), `retry` (backoff and policy), `metrics` (recording and
 //! summaries), `scenario` (TOML in), `export` and `plot` (bytes out), `app` (the
-//! command line's work). Only `app` and `output` touch the file system.
+//! command line's work), `serve` (the playground's web server). Only `app` and `output` touch the file system.
 
 pub mod app;
 pub mod cli;
@@ -16,4 +16,5 @@ pub mod output;
 pub mod plot;
 pub mod retry;
 pub mod scenario;
+pub mod serve;
 pub mod sweep;

@@ -1,10 +1,17 @@
-// retry-storm's report page: interactive charts of the CSV files embedded in
-// the page, drawn with uPlot (inlined before this script), and a sortable
-// summary table. Everything comes from the page; nothing is fetched.
-(function () {
+// retry-storm's charts: interactive charts of a run's or a sweep's CSV files,
+// drawn with uPlot (loaded before this script), and sortable tables. Used by
+// report.html, which embeds its CSV files, and by `sim serve`'s playground,
+// which gets them from a fresh run. Nothing is fetched from anywhere else.
+//
+// RetryStorm.render({ facts, data, root, prefix }) draws into the elements of
+// `root` whose ids start with `prefix`: toggles, chart-load, chart-goodput,
+// chart-backlog (a run), sweep-charts and chart-timeline (a sweep), and makes
+// root's table.sortable tables sortable. `data` holds the CSV texts: summary,
+// and timeseries (a run) or timeline (a sweep).
+window.RetryStorm = (function () {
   'use strict';
-  const byId = (id) => document.getElementById(id);
-  const facts = JSON.parse(byId('facts').textContent);
+  function render({ facts, data, root, prefix = '' }) {
+  const byId = (id) => root.querySelector('#' + prefix + id);
 
   // A CSV parser for the files this tool writes: quoted fields may hold commas,
   // quotes (doubled) and newlines.
@@ -55,9 +62,9 @@
       th.addEventListener('keydown', (e) => { if (e.key === 'Enter') sort(); });
     });
   }
-  document.querySelectorAll('table.sortable').forEach(sortable);
+  root.querySelectorAll('table.sortable').forEach(sortable);
 
-  if (typeof uPlot === 'undefined') return;
+  if (typeof uPlot === 'undefined') return { plots: [] };
   const names = facts.strategies;
   // With many strategies, start with the first few: a student sees them apart
   // and adds the others one by one (the toggles say what is hidden).
@@ -118,9 +125,8 @@
 
   function runCharts() {
     // ---------------------------------------------------------------- the data
-    const tsText = byId('timeseries-csv');
-    const ts = parseCsv(JSON.parse(tsText.textContent));
-    const summary = parseCsv(JSON.parse(byId('summary-csv').textContent));
+    const ts = parseCsv(data.timeseries);
+    const summary = parseCsv(data.summary);
     const col = (name) => ts.header.indexOf(name);
     const half = facts.bucket_s / 2;
     const perStrategy = new Map(names.map((n) => [n, []]));
@@ -249,7 +255,7 @@
 
   // ---------------------------------------------------------------- sweeps
   function sweepCharts() {
-    const summary = parseCsv(JSON.parse(byId('summary-csv').textContent));
+    const summary = parseCsv(data.summary);
     const at = (c) => summary.header.indexOf(c);
     const host = byId('sweep-charts');
     const axes = facts.axes;
@@ -319,7 +325,7 @@
       }
     }
     // The timeline: attempts per second, first run at the last point.
-    const tl = parseCsv(JSON.parse(byId('timeline-csv').textContent));
+    const tl = parseCsv(data.timeline);
     const tc = (c) => tl.header.indexOf(c);
     const per = new Map(names.map((n) => [n, []]));
     tl.rows.forEach((r) => { const l = per.get(r[0]); if (l) l.push(r); });
@@ -409,4 +415,19 @@
 
   if (facts.kind === 'sweep') sweepCharts(); else runCharts();
   makeToggles();
+  return { plots };
+  }
+  return { render };
+})();
+
+// A report page carries its facts and CSV files in script elements.
+(function () {
+  const el = (id) => document.getElementById(id);
+  if (!el('facts')) return;
+  const text = (id) => (el(id) ? JSON.parse(el(id).textContent) : null);
+  window.RetryStorm.render({
+    facts: JSON.parse(el('facts').textContent),
+    data: { summary: text('summary-csv'), timeseries: text('timeseries-csv'), timeline: text('timeline-csv') },
+    root: document,
+  });
 })();

@@ -92,6 +92,7 @@ pub fn main(cli: Cli) -> Result<()> {
             quiet,
         }),
         Command::Validate { scenario } => validate(&scenario),
+        Command::Serve { port } => crate::serve::serve(port),
         Command::Delays {
             what,
             scenario,

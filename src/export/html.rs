@@ -83,9 +83,9 @@ const MAIN_COLUMNS: [(&str, &str, &str); 10] = [
     ("crashes", "crashes", "times the server fell over"),
 ];
 
-/// The page of one run's folder.
-pub fn run_page(p: &RunPage) -> String {
-    let r = p.report;
+/// A run's facts for the charts' script, as JSON: the scenario, seed, length,
+/// bucket, capacity, triggers, strategies and their colours.
+pub fn run_facts(r: &Report) -> String {
     let mut facts = String::from("{");
     let _ = write!(
         facts,
@@ -111,6 +111,13 @@ pub fn run_page(p: &RunPage) -> String {
             .collect::<Vec<_>>()
             .join(","),
     );
+    facts
+}
+
+/// The page of one run's folder.
+pub fn run_page(p: &RunPage) -> String {
+    let r = p.report;
+    let facts = run_facts(r);
     let summary = String::from_utf8_lossy(p.summary_csv);
     let timeseries = String::from_utf8_lossy(p.timeseries_csv);
     let has_trigger = !r.outages.is_empty();
@@ -456,7 +463,7 @@ const READING: &str = "<section id=\"reading\"><h2>How to read it</h2>\
 </ul></section>";
 
 /// The main table: the strategy and [`MAIN_COLUMNS`], from `summary.csv`.
-fn summary_table(csv_text: &str, has_trigger: bool) -> String {
+pub fn summary_table(csv_text: &str, has_trigger: bool) -> String {
     let (header, rows) = parse_csv(csv_text);
     let at = |name: &str| header.iter().position(|h| h == name);
     let mut t = String::from(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Browser tests: report.html (a run's and a sweep's) in Debian's Chromium,
-# headless, driven by playwright-core. Installs what it needs on a fresh
+# Browser tests: report.html (a run's and a sweep's) and the `sim serve`
+# playground in Debian's Chromium, headless, driven by playwright-core. Installs what it needs on a fresh
 # machine: chromium (apt) and the pinned playwright-core (npm ci).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -18,3 +18,4 @@ trap 'rm -rf "$work"' EXIT
 node "$here/report.test.mjs" "$work/run/report.html"
 node "$here/sweep.test.mjs" "$work/sweep/report.html" line
 node "$here/sweep.test.mjs" "$work/grid/report.html" map
+node "$here/serve.test.mjs" "$root/target/release/sim"

@@ -1,0 +1,236 @@
+// sim serve's playground: two panes, each a scenario with controls, whose
+// every change runs the simulator on this machine (POST /api/run) and draws
+// the result with the report's charts (RetryStorm.render).
+(function () {
+  'use strict';
+  const post = async (path, body) => {
+    const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body) });
+    return r.json();
+  };
+  const el = (tag, attrs = {}, text) => {
+    const e = document.createElement(tag);
+    Object.entries(attrs).forEach(([k, v]) => e.setAttribute(k, v));
+    if (text != null) e.textContent = text;
+    return e;
+  };
+  // A control's value as a TOML value: numbers as they are, the rest quoted.
+  const literal = (kind, v) => {
+    if (v.trim() === '') return '';
+    if (kind === 'number') return v.trim();
+    if (kind === 'retries') return /^\d+$/.test(v.trim()) ? v.trim() : JSON.stringify(v.trim());
+    if (kind === 'budget') return `{ kind = ${JSON.stringify(v)} }`;
+    return JSON.stringify(v.trim());
+  };
+
+  let scenarios = [];
+  const panes = [];
+
+  class Pane {
+    constructor(id) {
+      this.id = id;
+      this.edits = new Map();
+      this.seq = 0;
+      this.plots = [];
+      const p = id + '-';
+      this.root = el('section', { class: 'pane', id: 'pane-' + id, 'aria-label': 'configuration ' + id.toUpperCase() });
+      this.root.innerHTML = `
+        <h2>Configuration ${id.toUpperCase()}</h2>
+        <div class="bar">
+          <label>Scenario <select class="scenario"></select></label>
+          <label>or your file <input type="file" class="file" accept=".toml"></label>
+          <button type="button" class="export">export TOML</button>
+          <button type="button" class="reset">undo changes</button>
+          <span class="status" aria-live="polite"></span>
+        </div>
+        <p class="description"></p>
+        <form class="fields" autocomplete="off"></form>
+        <div class="problem" role="alert"></div>
+        <div class="notes"></div>
+        <h3>Summary</h3><div class="table"></div>
+        <div class="toggles" id="${p}toggles"></div>
+        <div class="chart" id="${p}chart-load"></div>
+        <div class="chart" id="${p}chart-goodput"></div>
+        <div class="chart" id="${p}chart-backlog"></div>`;
+      this.q = (s) => this.root.querySelector(s);
+      const select = this.q('.scenario');
+      scenarios.filter((s) => !s.sweep).forEach((s) => select.appendChild(el('option', { value: s.name }, s.name)));
+      select.addEventListener('change', () => this.load(select.value));
+      this.q('.file').addEventListener('change', async (e) => {
+        const f = e.target.files[0];
+        if (!f) return;
+        this.file = f.name;
+        this.text = await f.text();
+        this.edits.clear();
+        this.q('.description').textContent = 'your file ' + f.name;
+        await this.refresh();
+      });
+      this.q('.export').addEventListener('click', () => this.export());
+      this.q('.reset').addEventListener('click', () => { this.edits.clear(); this.refresh(); });
+      document.getElementById('panes').appendChild(this.root);
+    }
+
+    async load(name) {
+      const s = scenarios.find((x) => x.name === name);
+      this.q('.scenario').value = name;
+      this.name = name;
+      this.file = `scenarios/${name}.toml`;
+      this.text = s.text;
+      this.edits.clear();
+      this.q('.description').textContent = s.description;
+      await this.refresh();
+    }
+
+    copyFrom(other) {
+      this.name = other.name;
+      this.file = other.file;
+      this.text = other.text;
+      this.edits = new Map(other.edits);
+      if (other.name) this.q('.scenario').value = other.name;
+      this.q('.description').textContent = other.q('.description').textContent;
+      return this.refresh();
+    }
+
+    request() {
+      return { text: this.text, file: this.file, edits: Array.from(this.edits.entries()) };
+    }
+
+    // New controls for the (edited) scenario, then a run.
+    async refresh() {
+      const r = await post('/api/fields', this.request());
+      if (!r.ok) { this.showError(r); return; }
+      this.renderFields(r.fields);
+      await this.run();
+    }
+
+    renderFields(fields) {
+      const form = this.q('.fields');
+      form.innerHTML = '';
+      const groups = new Map();
+      for (const f of fields) {
+        if (!groups.has(f.group)) {
+          const fs = el('fieldset');
+          fs.appendChild(el('legend', {}, f.group));
+          groups.set(f.group, fs);
+          form.appendChild(fs);
+        }
+        const row = el('div', { class: 'field', 'data-key': f.key, title: f.help });
+        const id = `${this.id}-${f.key.replace(/[^a-z0-9]/gi, '-')}`;
+        row.appendChild(el('label', { for: id }, f.label));
+        let input;
+        if (f.options.length) {
+          input = el('select', { id, name: f.key });
+          const opts = f.options.includes(f.value) ? f.options : [f.value].concat(f.options);
+          opts.forEach((o) => input.appendChild(el('option', { value: o }, o)));
+          input.value = f.value;
+        } else {
+          input = el('input', { id, name: f.key, value: f.value, inputmode: f.kind === 'number' ? 'decimal' : 'text' });
+        }
+        input.dataset.kind = f.kind;
+        input.addEventListener('change', () => {
+          this.edits.set(f.key, literal(f.kind, input.value));
+          this.run();
+        });
+        row.appendChild(input);
+        groups.get(f.group).appendChild(row);
+      }
+    }
+
+    clearErrors() {
+      this.q('.problem').textContent = '';
+      this.root.querySelectorAll('.field.invalid').forEach((r) => {
+        r.classList.remove('invalid');
+        const m = r.querySelector('.error');
+        if (m) m.remove();
+      });
+    }
+
+    // The message of the CLI, at the field it names when the page has one.
+    showError(r) {
+      this.clearErrors();
+      this.setStatus('');
+      const row = r.key && this.root.querySelector(`.field[data-key="${CSS.escape(r.key)}"]`);
+      if (row) {
+        row.classList.add('invalid');
+        row.appendChild(el('div', { class: 'error', role: 'alert' }, r.error));
+        row.querySelector('input, select').setAttribute('aria-invalid', 'true');
+      } else {
+        this.q('.problem').textContent = r.error;
+      }
+    }
+
+    setStatus(text, busy = false) {
+      const s = this.q('.status');
+      s.textContent = text;
+      s.classList.toggle('busy', busy);
+    }
+
+    async run() {
+      const seq = ++this.seq;
+      const started = performance.now();
+      this.setStatus('', true);
+      let r;
+      try {
+        r = await post('/api/run', this.request());
+      } catch (e) {
+        r = { ok: false, error: 'the playground server does not answer: is sim serve still running? ' + e };
+      }
+      if (seq !== this.seq) return; // a newer run has started
+      if (!r.ok) { this.showError(r); return; }
+      this.clearErrors();
+      this.toml = r.toml;
+      this.q('.table').innerHTML = r.table;
+      this.q('.notes').textContent = r.notes.join(' ');
+      this.plots.forEach(({ u }) => u.destroy());
+      ['toggles', 'chart-load', 'chart-goodput', 'chart-backlog'].forEach((c) => {
+        this.q('#' + this.id + '-' + c).innerHTML = '';
+      });
+      const drawn = window.RetryStorm.render({
+        facts: r.facts,
+        data: { summary: r.summary_csv, timeseries: r.timeseries_csv },
+        root: this.root,
+        prefix: this.id + '-',
+      });
+      this.plots = drawn.plots;
+      const shownMs = Math.round(performance.now() - started);
+      this.root.dataset.runs = (+(this.root.dataset.runs || 0) + 1).toString();
+      this.root.dataset.lastMs = shownMs;
+      this.setStatus(`ran in ${r.run_ms} ms, shown in ${shownMs} ms`);
+    }
+
+    export() {
+      const text = this.toml || this.text;
+      const blob = new Blob([text], { type: 'application/toml' });
+      const a = el('a', { href: URL.createObjectURL(blob), download: (this.name || 'scenario') + '-edited.toml' });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+    }
+  }
+
+  async function start() {
+    scenarios = await (await fetch('/api/scenarios')).json();
+    const a = new Pane('a');
+    panes.push(a);
+    await a.load('outage');
+    const toggle = document.getElementById('show-b');
+    toggle.addEventListener('click', async () => {
+      const on = toggle.getAttribute('aria-pressed') !== 'true';
+      toggle.setAttribute('aria-pressed', on ? 'true' : 'false');
+      document.getElementById('panes').classList.toggle('two', on);
+      if (on && panes.length < 2) {
+        const b = new Pane('b');
+        panes.push(b);
+        await b.copyFrom(a);
+      } else if (panes[1]) {
+        panes[1].root.hidden = !on;
+        if (on) panes[1].run();
+      }
+      panes.forEach((p) => p.plots.forEach(({ u }) => {
+        const w = u.root.parentElement.clientWidth;
+        if (w > 0) u.setSize({ width: Math.max(320, w), height: u.height });
+      }));
+    });
+  }
+  start();
+})();

@@ -1,0 +1,465 @@
+//! The playground's controls: which keys of a scenario the page offers, with
+//! their current values, and how an edit of one becomes the scenario's text
+//! (with `toml_edit`, so the file keeps its comments and layout for export).
+
+use std::path::Path;
+
+use serde::Serialize;
+use toml_edit::{DocumentMut, Item, Value};
+
+use crate::model::Load;
+use crate::retry::{BackoffKind, BudgetConfig};
+use crate::scenario::{Scenario, ScenarioError};
+
+/// One control of the page.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Key path, as error messages name keys: `clients.count`, `strategy[1].base`.
+    pub key: String,
+    /// Group heading: "Run", "Load", "Server", "Trigger 1", a strategy's name.
+    pub group: String,
+    /// Label beside the control.
+    pub label: String,
+    /// "number", "duration", "retries" or "select".
+    pub kind: &'static str,
+    /// The current value as the control shows it (the file's, or the effective
+    /// default where the file does not say).
+    pub value: String,
+    /// Choices, for a select.
+    pub options: Vec<String>,
+    /// What it means.
+    pub help: &'static str,
+}
+
+const OUTAGE_KINDS: [&str; 6] = ["reset", "503", "blackhole", "brownout", "spike", "errors"];
+const BUDGET_KINDS: [&str; 6] = [
+    "none",
+    "token-bucket",
+    "aws-quota",
+    "ratio",
+    "finagle",
+    "concurrency",
+];
+
+/// One step of a key path: a table key, or an element of an array of tables.
+fn steps(key: &str) -> Option<Vec<(String, Option<usize>)>> {
+    key.split('.')
+        .map(|part| match part.split_once('[') {
+            Some((name, rest)) => {
+                let i = rest.strip_suffix(']')?.parse().ok()?;
+                Some((name.to_string(), Some(i)))
+            }
+            None => Some((part.to_string(), None)),
+        })
+        .collect()
+}
+
+/// Sets (or, with an empty value, removes) `key` in `text`. The value is a
+/// TOML value (`500`, `"200ms"`, `{ kind = "none" }`); text that is not one is
+/// taken as a string, so that the scenario's own validation names the key and
+/// says what would be valid.
+fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
+    let path = steps(key).ok_or_else(|| format!("not a key path: {key}"))?;
+    let (last, parents) = path.split_last().ok_or("an empty key path")?;
+    if last.1.is_some() {
+        return Err(format!("{key}: cannot set a whole table"));
+    }
+    let mut table = doc.as_table_mut();
+    for (name, index) in parents {
+        match index {
+            Some(i) => {
+                let array = table
+                    .get_mut(name)
+                    .and_then(Item::as_array_of_tables_mut)
+                    .ok_or_else(|| format!("{key}: the scenario has no [[{name}]]"))?;
+                let len = array.len();
+                table = array
+                    .get_mut(*i)
+                    .ok_or_else(|| format!("{key}: the scenario has {len} [[{name}]] tables"))?;
+            }
+            None => {
+                let entry = table
+                    .entry(name)
+                    .or_insert_with(|| Item::Table(toml_edit::Table::new()));
+                table = entry
+                    .as_table_mut()
+                    .ok_or_else(|| format!("{key}: {name} is not a table"))?;
+            }
+        }
+    }
+    let literal = literal.trim();
+    if literal.is_empty() {
+        table.remove(&last.0);
+        return Ok(());
+    }
+    let value = literal
+        .parse::<Value>()
+        .unwrap_or_else(|_| Value::from(literal));
+    table.insert(&last.0, Item::Value(value));
+    Ok(())
+}
+
+/// `text` with each (key, value) edit applied; an edit that cannot be made is
+/// an error at its key.
+pub fn apply_edits(
+    text: &str,
+    edits: &[(String, String)],
+    file: &Path,
+) -> Result<String, ScenarioError> {
+    if edits.is_empty() {
+        return Ok(text.to_string());
+    }
+    // A file that does not parse is reported by the scenario parser, with its
+    // line and column.
+    let Ok(mut doc) = text.parse::<DocumentMut>() else {
+        return Ok(text.to_string());
+    };
+    for (key, value) in edits {
+        set(&mut doc, key, value).map_err(|message| ScenarioError {
+            file: file.to_path_buf(),
+            key: Some(key.clone()),
+            position: None,
+            message,
+            excerpt: None,
+        })?;
+    }
+    Ok(doc.to_string())
+}
+
+/// The text of the value at `key` in `doc`, as a control shows it (strings
+/// without quotes), if the file sets it.
+fn shown(doc: &DocumentMut, key: &str) -> Option<String> {
+    let mut item = doc.as_item();
+    for (name, index) in steps(key)? {
+        item = item.get(&name)?;
+        if let Some(i) = index {
+            let t = item.as_array_of_tables()?.get(i)?;
+            // Continue inside the table: re-root the walk on it.
+            let rest = key.split_once(&format!("{name}[{i}]."))?.1;
+            return shown_in(t, rest);
+        }
+    }
+    value_text(item)
+}
+
+fn shown_in(t: &toml_edit::Table, key: &str) -> Option<String> {
+    let mut item = t.get(key.split('.').next()?)?;
+    for name in key.split('.').skip(1) {
+        item = item.get(name)?;
+    }
+    value_text(item)
+}
+
+fn value_text(item: &Item) -> Option<String> {
+    let v = item.as_value()?;
+    Some(match v {
+        Value::String(s) => s.value().clone(),
+        Value::InlineTable(t) => t
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .map_or_else(|| v.to_string().trim().to_string(), str::to_string),
+        other => other.to_string().trim().to_string(),
+    })
+}
+
+fn duration_text(d: crate::engine::SimDuration) -> String {
+    if d == crate::engine::SimDuration::MAX {
+        "none".into()
+    } else {
+        d.to_string()
+    }
+}
+
+/// The controls for scenario `s` (parsed from `text`): what matters most to a
+/// retry storm, with the values in force.
+pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
+    let Ok(doc) = text.parse::<DocumentMut>() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut add = |key: String,
+                   group: &str,
+                   label: &str,
+                   kind: &'static str,
+                   value: String,
+                   options: &[&str],
+                   help: &'static str| {
+        let value = shown(&doc, &key).unwrap_or(value);
+        out.push(Field {
+            key,
+            group: group.to_string(),
+            label: label.to_string(),
+            kind,
+            value,
+            options: options.iter().map(|o| (*o).to_string()).collect(),
+            help,
+        });
+    };
+    add(
+        "duration".into(),
+        "Run",
+        "duration",
+        "duration",
+        s.world.duration.to_string(),
+        &[],
+        "simulated time of each run",
+    );
+    add(
+        "seed".into(),
+        "Run",
+        "seed",
+        "number",
+        s.seed.to_string(),
+        &[],
+        "the seed of every random stream: the same seed gives the same run",
+    );
+    match &s.world.load {
+        Load::Closed { clients, .. } => add(
+            "clients.count".into(),
+            "Load",
+            "clients",
+            "number",
+            clients.to_string(),
+            &[],
+            "a fixed population: each client sends a request, waits for it, thinks, sends the next",
+        ),
+        Load::OneShot { clients } => add(
+            "clients.count".into(),
+            "Load",
+            "clients",
+            "number",
+            clients.to_string(),
+            &[],
+            "each client sends one request",
+        ),
+        Load::Open { rate_per_s } => add(
+            "clients.rate".into(),
+            "Load",
+            "requests per second",
+            "number",
+            rate_per_s.to_string(),
+            &[],
+            "new requests arrive at this rate whatever happens to earlier ones",
+        ),
+    }
+    if shown(&doc, "server.workers").is_some() {
+        add(
+            "server.workers".into(),
+            "Server",
+            "workers",
+            "number",
+            String::new(),
+            &[],
+            "requests served at once; capacity is workers / mean service time",
+        );
+    }
+    for (key, label, help) in [
+        (
+            "server.queue",
+            "queue limit",
+            "requests waiting beyond the workers before the server refuses more",
+        ),
+        (
+            "server.crash_at",
+            "crashes above",
+            "requests held at which the server falls over",
+        ),
+        (
+            "server.restart",
+            "restart time",
+            "how long a crashed server stays down",
+        ),
+    ] {
+        if shown(&doc, key).is_some() {
+            add(
+                key.into(),
+                "Server",
+                label,
+                if key == "server.restart" {
+                    "duration"
+                } else {
+                    "number"
+                },
+                String::new(),
+                &[],
+                help,
+            );
+        }
+    }
+    for (i, o) in s.world.outages.iter().enumerate() {
+        let group = format!("Trigger {}", i + 1);
+        add(
+            format!("outage[{i}].kind"),
+            &group,
+            "kind",
+            "select",
+            String::new(),
+            &OUTAGE_KINDS,
+            "reset: a crash; 503: fast errors; blackhole: no answers; brownout: slower; spike: extra load; errors: random 503s",
+        );
+        add(
+            format!("outage[{i}].start"),
+            &group,
+            "start",
+            "duration",
+            o.start.as_secs_f64().to_string() + "s",
+            &[],
+            "when it begins",
+        );
+        if shown(&doc, &format!("outage[{i}].length")).is_some() {
+            add(
+                format!("outage[{i}].length"),
+                &group,
+                "length",
+                "duration",
+                String::new(),
+                &[],
+                "how long it lasts",
+            );
+        } else {
+            add(
+                format!("outage[{i}].end"),
+                &group,
+                "end",
+                "duration",
+                o.end.as_secs_f64().to_string() + "s",
+                &[],
+                "when it ends",
+            );
+        }
+    }
+    let kinds: Vec<&str> = BackoffKind::NAMES.iter().map(|(n, _)| *n).collect();
+    for (i, st) in s.strategies.iter().enumerate() {
+        let group = format!("Strategy: {}", st.name);
+        add(
+            format!("strategy[{i}].backoff"),
+            &group,
+            "backoff",
+            "select",
+            st.backoff.kind.name().to_string(),
+            &kinds,
+            "how the delay before each retry grows; full-jitter draws it at random below the exponential",
+        );
+        add(
+            format!("strategy[{i}].base"),
+            &group,
+            "base",
+            "duration",
+            duration_text(st.backoff.base),
+            &[],
+            "the first delay",
+        );
+        add(
+            format!("strategy[{i}].cap"),
+            &group,
+            "cap",
+            "duration",
+            duration_text(st.backoff.cap),
+            &[],
+            "the largest delay before jitter",
+        );
+        add(
+            format!("strategy[{i}].max_retries"),
+            &group,
+            "retries",
+            "retries",
+            if st.policy.max_retries == u32::MAX {
+                "unlimited".into()
+            } else {
+                st.policy.max_retries.to_string()
+            },
+            &[],
+            "retries after the first attempt, or unlimited",
+        );
+        let budget = match &st.budget {
+            None => "none",
+            Some(BudgetConfig::TokenBucket { .. }) => "token-bucket",
+            Some(BudgetConfig::AwsQuota { .. }) => "aws-quota",
+            Some(BudgetConfig::Ratio { .. }) => "ratio",
+            Some(BudgetConfig::Finagle { .. }) => "finagle",
+            Some(BudgetConfig::Concurrency(_)) => "concurrency",
+        };
+        add(
+            format!("strategy[{i}].budget"),
+            &group,
+            "retry budget",
+            "budget",
+            budget.into(),
+            &BUDGET_KINDS,
+            "caps retries across all clients: gRPC's token bucket, the AWS quota, a 10% ratio, Finagle's, Envoy's concurrency",
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "# a comment\nname = \"t\"\n[clients]\ncount = 10\n\n[[strategy]]\nname = \"a\"\n\n[[strategy]]\nname = \"b\"\nbase = \"1s\"\n";
+
+    #[test]
+    fn edits_keep_the_file_and_change_the_key() {
+        let out = apply_edits(
+            TEXT,
+            &[
+                ("clients.count".into(), "500".into()),
+                ("strategy[1].base".into(), "\"2s\"".into()),
+                (
+                    "strategy[0].budget".into(),
+                    "{ kind = \"token-bucket\" }".into(),
+                ),
+            ],
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        assert!(out.starts_with("# a comment\n"), "{out}");
+        assert!(out.contains("count = 500"), "{out}");
+        assert!(out.contains("base = \"2s\""), "{out}");
+        assert!(
+            out.contains("budget = { kind = \"token-bucket\" }"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_edit_that_cannot_be_made_names_its_key() {
+        let e = apply_edits(
+            TEXT,
+            &[("strategy[5].base".into(), "1".into())],
+            Path::new("t.toml"),
+        )
+        .unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("strategy[5].base"));
+        assert!(e.message.contains("2 [[strategy]] tables"), "{}", e.message);
+    }
+
+    #[test]
+    fn text_that_is_not_a_toml_value_becomes_a_string() {
+        let out = apply_edits(
+            TEXT,
+            &[("clients.count".into(), "lots".into())],
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        assert!(out.contains("count = \"lots\""), "{out}");
+        let out = apply_edits(
+            TEXT,
+            &[("strategy[1].base".into(), "".into())],
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        assert!(
+            !out.contains("base"),
+            "an empty value removes the key: {out}"
+        );
+    }
+
+    #[test]
+    fn shown_values_come_from_the_file() {
+        let doc: DocumentMut = TEXT.parse().unwrap();
+        assert_eq!(shown(&doc, "clients.count").as_deref(), Some("10"));
+        assert_eq!(shown(&doc, "strategy[1].base").as_deref(), Some("1s"));
+        assert_eq!(shown(&doc, "strategy[0].base"), None);
+    }
+}

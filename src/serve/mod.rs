@@ -1,0 +1,320 @@
+//! `sim serve`: a local playground. A web page on 127.0.0.1 where a user picks
+//! a shipped scenario (or opens their own file), changes the parameters that
+//! matter, and sees the charts and table of a fresh run of the real engine,
+//! two configurations side by side.
+//!
+//! The page, its script and styles and the chart library are compiled into the
+//! binary. The HTTP side is axum on a small tokio runtime; each run is the same
+//! `app::simulate` as `sim run`, on a blocking thread, at most one per core at
+//! a time, and refused before it starts when it is too big for a playground.
+
+mod edit;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use axum::Json;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+
+use crate::export::html;
+use crate::export::{Exporter, summary_csv::SummaryCsv, timeseries_csv::TimeseriesCsv};
+use crate::scenario;
+
+pub use edit::{Field, apply_edits, fields};
+
+/// The shipped scenarios the playground offers, compiled in.
+pub const SCENARIOS: &[(&str, &str)] = &[
+    ("outage", include_str!("../../scenarios/outage.toml")),
+    (
+        "ideal-server",
+        include_str!("../../scenarios/ideal-server.toml"),
+    ),
+    ("blackhole", include_str!("../../scenarios/blackhole.toml")),
+    (
+        "unavailable",
+        include_str!("../../scenarios/unavailable.toml"),
+    ),
+    ("budgets", include_str!("../../scenarios/budgets.toml")),
+    (
+        "metastable",
+        include_str!("../../scenarios/metastable.toml"),
+    ),
+    (
+        "server-side",
+        include_str!("../../scenarios/server-side.toml"),
+    ),
+    (
+        "open-vs-closed",
+        include_str!("../../scenarios/open-vs-closed.toml"),
+    ),
+    ("libraries", include_str!("../../scenarios/libraries.toml")),
+    ("mm1", include_str!("../../scenarios/mm1.toml")),
+];
+
+const PAGE: &str = include_str!("../../assets/serve/index.html");
+const SERVE_JS: &str = include_str!("../../assets/serve/serve.js");
+const SERVE_CSS: &str = include_str!("../../assets/serve/serve.css");
+const REPORT_JS: &str = include_str!("../../assets/report/report.js");
+const REPORT_CSS: &str = include_str!("../../assets/report/report.css");
+const UPLOT_JS: &str = include_str!("../../assets/vendor/uplot/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../../assets/vendor/uplot/uPlot.min.css");
+
+/// The largest run the playground starts: events the engine would simulate,
+/// about four seconds on two cores at 30 million events per second.
+pub const MAX_EVENTS: f64 = 1.2e8;
+/// The largest client population, which costs memory before any event.
+pub const MAX_CLIENTS: f64 = 1e6;
+
+/// What the server shares between requests.
+struct AppState {
+    /// One permit per core: runs beyond that wait their turn.
+    runs: Semaphore,
+}
+
+/// Starts the playground on 127.0.0.1:`port` (0: any free port) and serves
+/// until interrupted.
+pub fn serve(port: u16) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_io()
+        .build()
+        .context("cannot start the web server's runtime")?;
+    runtime.block_on(async move {
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
+            format!("cannot listen on {addr} (is the port in use? try --port 0)")
+        })?;
+        let local = listener.local_addr()?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let state = Arc::new(AppState {
+            runs: Semaphore::new(cores),
+        });
+        let app = Router::new()
+            .route("/", get(page))
+            .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
+            .route("/api/scenarios", get(list))
+            .route("/api/fields", post(field_list))
+            .route("/api/run", post(run))
+            .layer(DefaultBodyLimit::max(1 << 20))
+            .with_state(state);
+        println!("sim serve: the playground is at http://{local}/ (Ctrl-C stops it)");
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .context("the web server stopped")
+    })
+}
+
+async fn page() -> Response {
+    let body = PAGE
+        .replace("/*UPLOT_CSS*/", UPLOT_CSS)
+        .replace("/*REPORT_CSS*/", REPORT_CSS)
+        .replace("/*SERVE_CSS*/", SERVE_CSS)
+        .replace("/*UPLOT_JS*/", UPLOT_JS)
+        .replace("/*REPORT_JS*/", REPORT_JS)
+        .replace("/*SERVE_JS*/", SERVE_JS)
+        .replace("{{VERSION}}", env!("CARGO_PKG_VERSION"));
+    ([(header::CACHE_CONTROL, "no-store")], Html(body)).into_response()
+}
+
+#[derive(Serialize)]
+struct ScenarioEntry {
+    name: &'static str,
+    description: String,
+    text: &'static str,
+    sweep: bool,
+}
+
+async fn list() -> Json<Vec<ScenarioEntry>> {
+    Json(
+        SCENARIOS
+            .iter()
+            .map(|(name, text)| {
+                let parsed = scenario::parse(text, Path::new(&format!("scenarios/{name}.toml")));
+                ScenarioEntry {
+                    name,
+                    description: parsed
+                        .as_ref()
+                        .map_or(String::new(), |s| s.description.clone()),
+                    text,
+                    sweep: parsed.is_ok_and(|s| s.sweep.is_some()),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A scenario's text, its file name for messages, and edits to apply
+/// (key path to a TOML value, as the page's fields write them).
+#[derive(Deserialize)]
+struct RunRequest {
+    text: String,
+    #[serde(default = "default_file")]
+    file: String,
+    #[serde(default)]
+    edits: Vec<(String, String)>,
+}
+
+fn default_file() -> String {
+    "scenario.toml".into()
+}
+
+/// A failure the page shows at the field it names, if any.
+#[derive(Serialize)]
+struct Failure {
+    ok: bool,
+    error: String,
+    key: Option<String>,
+}
+
+fn failure(status: StatusCode, error: String, key: Option<String>) -> Response {
+    (
+        status,
+        Json(Failure {
+            ok: false,
+            error,
+            key,
+        }),
+    )
+        .into_response()
+}
+
+async fn field_list(Json(req): Json<RunRequest>) -> Response {
+    let path = Path::new(&req.file).to_path_buf();
+    match tokio::task::spawn_blocking(move || {
+        let text = apply_edits(&req.text, &req.edits, &path)?;
+        let s = scenario::parse(&text, &path)?;
+        Ok::<_, scenario::ScenarioError>(fields(&text, &s))
+    })
+    .await
+    {
+        Ok(Ok(f)) => Json(serde_json::json!({ "ok": true, "fields": f })).into_response(),
+        Ok(Err(e)) => failure(StatusCode::UNPROCESSABLE_ENTITY, e.to_string(), e.key),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None),
+    }
+}
+
+/// What a run sends back: the edited scenario (for export), the facts and
+/// CSV files the charts draw, the summary table, and the time it took.
+#[derive(Serialize)]
+struct RunResponse {
+    ok: bool,
+    toml: String,
+    facts: serde_json::Value,
+    summary_csv: String,
+    timeseries_csv: String,
+    table: String,
+    notes: Vec<String>,
+    run_ms: u64,
+}
+
+async fn run(State(state): State<Arc<AppState>>, Json(req): Json<RunRequest>) -> Response {
+    let Ok(_permit) = state.runs.acquire().await else {
+        return failure(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down".into(),
+            None,
+        );
+    };
+    match tokio::task::spawn_blocking(move || run_blocking(&req)).await {
+        Ok(Ok(r)) => Json(r).into_response(),
+        Ok(Err((status, error, key))) => failure(status, error, key),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None),
+    }
+}
+
+type RunError = (StatusCode, String, Option<String>);
+
+fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
+    let started = Instant::now();
+    let path = Path::new(&req.file);
+    let bad = |e: scenario::ScenarioError| (StatusCode::UNPROCESSABLE_ENTITY, e.to_string(), e.key);
+    let text = apply_edits(&req.text, &req.edits, path).map_err(bad)?;
+    let s = scenario::parse(&text, path).map_err(bad)?;
+    if s.sweep.is_some() {
+        return Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{}: this scenario is a sweep of {} runs; the playground runs one scenario at a time \
+                 (run the sweep with `sim run`, or remove its [sweep] table)",
+                req.file,
+                s.sweep.as_ref().map_or(0, |sw| sw.runs())
+            ),
+            Some("sweep".into()),
+        ));
+    }
+    check_size(&s, &req.file)?;
+    let report = crate::app::simulate(&s);
+    if let Some(r) = report.runs.iter().find(|r| r.aborted.is_some()) {
+        return Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{}: strategy \"{}\": {}",
+                req.file,
+                r.name,
+                r.aborted.as_deref().unwrap_or_default()
+            ),
+            None,
+        ));
+    }
+    let internal =
+        |e: crate::export::ExportError| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None);
+    let summary = SummaryCsv.serialize(&report).map_err(internal)?;
+    let timeseries = TimeseriesCsv.serialize(&report).map_err(internal)?;
+    let summary = String::from_utf8_lossy(&summary).into_owned();
+    let facts = serde_json::from_str(&html::run_facts(&report))
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None))?;
+    Ok(RunResponse {
+        ok: true,
+        table: html::summary_table(&summary, !report.outages.is_empty()),
+        toml: text,
+        facts,
+        summary_csv: summary,
+        timeseries_csv: String::from_utf8_lossy(&timeseries).into_owned(),
+        notes: scenario::retry_after_notes(&s),
+        run_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// Refuses a run too big for a playground, with what to change.
+fn check_size(s: &scenario::Scenario, file: &str) -> Result<(), RunError> {
+    let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
+    let mut events = 0.0;
+    let mut clients: f64 = 0.0;
+    for i in 0..s.strategies.len() {
+        let w = s.world_for(i);
+        events += w.nominal_requests_per_s() * w.duration.as_secs_f64() * 7.0 * twins;
+        if let crate::model::Load::Closed { clients: c, .. }
+        | crate::model::Load::OneShot { clients: c } = w.load
+        {
+            clients = clients.max(f64::from(c));
+        }
+    }
+    if events > MAX_EVENTS || clients > MAX_CLIENTS {
+        return Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{file}: too big for the playground: about {:.0} million events and {clients:.0} clients \
+                 (at most {:.0} million events and {:.0} clients here, a few seconds of work); \
+                 shorten the duration or lower the load or the number of strategies, \
+                 or run it with `sim run`",
+                events / 1e6,
+                MAX_EVENTS / 1e6,
+                MAX_CLIENTS
+            ),
+            Some("duration".into()),
+        ));
+    }
+    Ok(())
+}

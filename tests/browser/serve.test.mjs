@@ -1,0 +1,73 @@
+// End-to-end test of `sim serve`'s playground in headless Chromium: the first
+// run's table and charts appear, changing a control re-runs and changes them,
+// an invalid value shows the command line's message at its field, "compare
+// with B" draws a second configuration, and nothing is requested from
+// anywhere but the local server. Prints the re-run times it saw.
+// Usage: node serve.test.mjs PATH-TO-sim
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { launch } from './browser.mjs';
+
+const sim = process.argv[2];
+assert.ok(sim, 'usage: node serve.test.mjs PATH-TO-sim');
+const server = spawn(sim, ['serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((resolve, reject) => {
+  createInterface({ input: server.stdout }).once('line', (line) => {
+    const m = line.match(/http:\/\/127\.0\.0\.1:\d+\//);
+    if (m) resolve(m[0]); else reject(new Error('no address in: ' + line));
+  });
+  server.once('exit', (code) => reject(new Error('sim serve exited: ' + code)));
+});
+const { browser, page, problems } = await launch({ allowOrigin: url });
+const runs = (pane) => page.locator(pane).evaluate((el) => +(el.dataset.runs || 0));
+const waitRuns = (pane, n) => page.waitForFunction(
+  ([sel, k]) => +(document.querySelector(sel)?.dataset.runs || 0) >= k, [pane, n], { timeout: 20000 });
+try {
+  await page.goto(url);
+  await waitRuns('#pane-a', 1);
+  const table = page.locator('#pane-a .table table');
+  assert.equal(await table.locator('tbody tr').count(), 4, 'the outage scenario has 4 strategies');
+  for (const c of ['a-chart-load', 'a-chart-goodput', 'a-chart-backlog']) {
+    assert.equal(await page.locator(`#${c} canvas`).count(), 1, `${c} drawn`);
+  }
+  const before = await table.innerText();
+
+  // Change the number of clients: a fresh run, a different table.
+  const times = [];
+  for (const count of ['600', '1200']) {
+    const n = await runs('#pane-a');
+    await page.locator('#pane-a .field[data-key="clients.count"] input').fill(count);
+    await page.locator('#pane-a .field[data-key="clients.count"] input').dispatchEvent('change');
+    await waitRuns('#pane-a', n + 1);
+    times.push(await page.locator('#pane-a').evaluate((el) => +el.dataset.lastMs));
+  }
+  assert.notEqual(await table.innerText(), before, 'the table changed with the clients');
+
+  // An invalid value: the message at the field, naming the key.
+  const base = page.locator('#pane-a .field[data-key="strategy[1].base"]');
+  await base.locator('input').fill('fast');
+  await base.locator('input').dispatchEvent('change');
+  await page.waitForSelector('#pane-a .field.invalid[data-key="strategy[1].base"] .error', { timeout: 20000 });
+  const message = await base.locator('.error').innerText();
+  assert.match(message, /strategy\[1\]\.base/, message);
+  assert.equal(await base.locator('input').getAttribute('aria-invalid'), 'true');
+
+  // Fix it, then compare with B: a second pane with its own charts.
+  await base.locator('input').fill('200ms');
+  const n = await runs('#pane-a');
+  await base.locator('input').dispatchEvent('change');
+  await waitRuns('#pane-a', n + 1);
+  assert.equal(await page.locator('#pane-a .field.invalid').count(), 0, 'the error is gone');
+  await page.locator('#show-b').click();
+  await waitRuns('#pane-b', 1);
+  assert.equal(await page.locator('#b-chart-load canvas').count(), 1, 'B draws its charts');
+  assert.equal(await page.locator('#pane-b .table tbody tr').count(), 4);
+  // The invalid value's answer is a 422, which Chromium logs; nothing else.
+  const unexpected = problems.filter((p) => !p.includes('status of 422'));
+  assert.deepEqual(unexpected, [], 'no errors and no requests beyond the local server');
+  console.log(`playground ok; re-runs of the outage scenario shown in ${times.join(' and ')} ms`);
+} finally {
+  await browser.close();
+  server.kill();
+}

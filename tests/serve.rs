@@ -1,0 +1,198 @@
+//! `sim serve` through the real binary: it binds to 127.0.0.1 only, serves the
+//! page with every asset inline, runs a scenario with edits, reports a bad
+//! value with the CLI's message at its key, refuses a run too big for it, and
+//! answers several requests at once.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sim serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("an address in {line:?}"))
+        .to_string();
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 request; the status and the body.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status = raw[9..12].parse().unwrap();
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+fn run_body(edits: &[(&str, &str)]) -> String {
+    let text = std::fs::read_to_string("scenarios/outage.toml").unwrap();
+    serde_json::json!({ "text": text, "file": "scenarios/outage.toml", "edits": edits }).to_string()
+}
+
+#[test]
+fn the_playground_serves_runs_and_explains() {
+    let server = start();
+    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
+
+    // The page: everything inline, nothing from elsewhere.
+    let (status, page) = http(&server.addr, "GET", "/", "");
+    assert_eq!(status, 200);
+    assert!(page.contains("retry-storm playground"));
+    assert!(page.contains("uPlot"), "the chart library is inline");
+    for bad in ["src=\"http", "href=\"http", "<link"] {
+        assert!(!page.contains(bad), "the page references {bad}");
+    }
+
+    // The shipped scenarios.
+    let (status, list) = http(&server.addr, "GET", "/api/scenarios", "");
+    assert_eq!(status, 200);
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "outage")
+    );
+
+    // A run with an edit: the summary is the CLI's for the same edited file.
+    let (status, body) = http(
+        &server.addr,
+        "POST",
+        "/api/run",
+        &run_body(&[("clients.count", "500")]),
+    );
+    assert_eq!(status, 200, "{body}");
+    let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(r["ok"], true);
+    let toml = r["toml"].as_str().unwrap();
+    assert!(
+        toml.contains("count = 500"),
+        "the edited file is sent back for export"
+    );
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("edited.toml");
+    std::fs::write(&file, toml).unwrap();
+    let out = dir.path().join("out");
+    let cli = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["run", "-q", "--no-plots", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(cli.success(), "the exported TOML runs with sim run");
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(
+        r["summary_csv"].as_str().unwrap(),
+        summary,
+        "the same engine, the same figures"
+    );
+    assert!(r["table"].as_str().unwrap().contains("<table"));
+
+    // A bad value: the CLI's message, at the key.
+    let (status, body) = http(
+        &server.addr,
+        "POST",
+        "/api/run",
+        &run_body(&[("strategy[1].base", "\"fast\"")]),
+    );
+    assert_eq!(status, 422, "{body}");
+    let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(r["key"], "strategy[1].base");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("scenarios/outage.toml"),
+        "{body}"
+    );
+
+    // Too big for the playground: refused before it starts, with what to do.
+    let (status, body) = http(
+        &server.addr,
+        "POST",
+        "/api/run",
+        &run_body(&[("clients.count", "900000"), ("duration", "\"3600s\"")]),
+    );
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("too big for the playground"), "{body}");
+
+    // Several requests at once (two tabs): all answered.
+    let handles: Vec<_> = (0..3)
+        .map(|k| {
+            let addr = server.addr.clone();
+            std::thread::spawn(move || {
+                let count = (400 + 100 * k).to_string();
+                http(
+                    &addr,
+                    "POST",
+                    "/api/run",
+                    &run_body(&[("clients.count", &count)]),
+                )
+                .0
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), 200);
+    }
+}
+
+#[test]
+fn the_fields_name_the_keys_that_matter() {
+    let server = start();
+    let (status, body) = http(&server.addr, "POST", "/api/fields", &run_body(&[]));
+    assert_eq!(status, 200, "{body}");
+    let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let keys: Vec<&str> = r["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["key"].as_str().unwrap())
+        .collect();
+    for key in [
+        "clients.count",
+        "server.workers",
+        "outage[0].kind",
+        "strategy[0].backoff",
+        "strategy[3].base",
+        "strategy[3].max_retries",
+        "strategy[3].budget",
+    ] {
+        assert!(keys.contains(&key), "{key} in {keys:?}");
+    }
+}
