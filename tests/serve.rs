@@ -192,7 +192,89 @@ fn the_fields_name_the_keys_that_matter() {
         "strategy[3].base",
         "strategy[3].max_retries",
         "strategy[3].budget",
+        "strategy[3].breaker",
     ] {
         assert!(keys.contains(&key), "{key} in {keys:?}");
+    }
+}
+
+/// A summary figure of a run's CSV text: a number, or infinity for an empty
+/// recovery time ("never").
+fn figure(csv: &str, strategy: &str, column: &str) -> f64 {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = header
+        .iter()
+        .position(|h| *h == column)
+        .unwrap_or_else(|| panic!("no column {column}"));
+    let row = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|r| r[0] == strategy)
+        .unwrap_or_else(|| panic!("no strategy {strategy}"));
+    match row[at] {
+        "" => f64::INFINITY,
+        v => v.parse().unwrap(),
+    }
+}
+
+/// Every lesson's stated expectation holds in the run the lesson sets up: a
+/// lesson cannot promise what the engine does not do.
+#[test]
+fn every_lesson_expects_what_its_run_shows() {
+    let server = start();
+    let lessons: serde_json::Value =
+        serde_json::from_str(include_str!("../assets/serve/lessons.json")).unwrap();
+    for step in lessons.as_array().unwrap() {
+        let name = step["scenario"].as_str().unwrap();
+        let file = format!("scenarios/{name}.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut runs = std::collections::HashMap::new();
+        for pane in ["a", "b"] {
+            let Some(edits) = step[pane].as_array() else {
+                continue;
+            };
+            let body =
+                serde_json::json!({ "text": text, "file": file, "edits": edits }).to_string();
+            let (status, reply) = http(&server.addr, "POST", "/api/run", &body);
+            assert_eq!(status, 200, "{}: {reply}", step["title"]);
+            let r: serde_json::Value = serde_json::from_str(&reply).unwrap();
+            runs.insert(pane, r["summary_csv"].as_str().unwrap().to_string());
+        }
+        let value = |v: &serde_json::Value| -> f64 {
+            match v.as_array() {
+                Some(p) => figure(
+                    &runs[p[0].as_str().unwrap()],
+                    p[1].as_str().unwrap(),
+                    p[2].as_str().unwrap(),
+                ),
+                None => v.as_f64().unwrap(),
+            }
+        };
+        for claim in step["claims"].as_array().unwrap() {
+            let left = value(&claim["left"]);
+            let op = claim["op"].as_str().unwrap();
+            let holds = match op {
+                "never" => left.is_infinite(),
+                _ => {
+                    let right = value(&claim["right"]);
+                    match op {
+                        ">" => left > right,
+                        ">=" => left >= right,
+                        "<" => left < right,
+                        "==" => left == right,
+                        other => panic!("unknown op {other}"),
+                    }
+                }
+            };
+            assert!(
+                holds,
+                "{}: {claim} does not hold (left {left})",
+                step["title"]
+            );
+        }
+        // Every figure the step shows exists.
+        for f in step["figures"].as_array().unwrap() {
+            value(f);
+        }
     }
 }

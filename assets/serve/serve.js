@@ -20,6 +20,7 @@
     if (kind === 'number') return v.trim();
     if (kind === 'retries') return /^\d+$/.test(v.trim()) ? v.trim() : JSON.stringify(v.trim());
     if (kind === 'budget') return `{ kind = ${JSON.stringify(v)} }`;
+    if (kind === 'breaker') return v === 'on' ? '{}' : '';
     return JSON.stringify(v.trim());
   };
 
@@ -70,13 +71,13 @@
       document.getElementById('panes').appendChild(this.root);
     }
 
-    async load(name) {
+    async load(name, edits = []) {
       const s = scenarios.find((x) => x.name === name);
       this.q('.scenario').value = name;
       this.name = name;
       this.file = `scenarios/${name}.toml`;
       this.text = s.text;
-      this.edits.clear();
+      this.edits = new Map(edits);
       this.q('.description').textContent = s.description;
       await this.refresh();
     }
@@ -179,6 +180,7 @@
       if (!r.ok) { this.showError(r); return; }
       this.clearErrors();
       this.toml = r.toml;
+      this.summary = r.summary_csv;
       this.q('.table').innerHTML = r.table;
       this.q('.notes').textContent = r.notes.join(' ');
       this.plots.forEach(({ u }) => u.destroy());
@@ -196,6 +198,7 @@
       this.root.dataset.runs = (+(this.root.dataset.runs || 0) + 1).toString();
       this.root.dataset.lastMs = shownMs;
       this.setStatus(`ran in ${r.run_ms} ms, shown in ${shownMs} ms`);
+      if (this.onRun) this.onRun();
     }
 
     export() {
@@ -208,29 +211,98 @@
     }
   }
 
+  // B: shown or hidden; made from A the first time.
+  async function showB(on, setup) {
+    const toggle = document.getElementById('show-b');
+    toggle.setAttribute('aria-pressed', on ? 'true' : 'false');
+    document.getElementById('panes').classList.toggle('two', on);
+    if (on && panes.length < 2) {
+      const b = new Pane('b');
+      b.onRun = showFigures;
+      panes.push(b);
+      await (setup ? setup(b) : b.copyFrom(panes[0]));
+    } else if (panes[1]) {
+      panes[1].root.hidden = !on;
+      if (on) await (setup ? setup(panes[1]) : panes[1].run());
+    }
+    panes.forEach((p) => p.plots.forEach(({ u }) => {
+      const w = u.root.parentElement.clientWidth;
+      if (w > 0) u.setSize({ width: Math.max(320, w), height: u.height });
+    }));
+  }
+
+  // ---------------------------------------------------------------- lessons
+  const lessons = JSON.parse(document.getElementById('lessons-data').textContent);
+  let current = null;
+  const names = { peak_load_ratio: 'peak load / capacity', failed: 'requests failed',
+    retries: 'retries', recovery_time_s: 'recovery (s)', crashes: 'crashes',
+    lost_requests: 'successes lost' };
+  function figure(pane, strategy, column) {
+    const p = panes[pane === 'a' ? 0 : 1];
+    if (!p || !p.summary || (pane === 'b' && p.root.hidden)) return null;
+    const rows = p.summary.trim().split('\n').map((l) => l.split(','));
+    const at = rows[0].indexOf(column);
+    const row = rows.find((r) => r[0] === strategy);
+    if (!row || at < 0) return null;
+    return row[at] === '' ? 'never' : row[at];
+  }
+  function showFigures() {
+    const box = document.getElementById('lesson-figures');
+    if (!box || !current) return;
+    const parts = current.figures.map(([pane, s, c]) => {
+      const v = figure(pane, s, c);
+      return v == null ? null : `${pane.toUpperCase()} ${s}: ${names[c] || c} ${v}`;
+    }).filter(Boolean);
+    box.textContent = parts.length ? parts.join('; ') : 'set it up to see the numbers';
+  }
+  function showStep(i) {
+    current = lessons[i];
+    document.getElementById('lesson-step').value = i;
+    const card = document.getElementById('lesson-card');
+    card.innerHTML = '';
+    card.appendChild(el('h3', {}, `${current.lesson}: ${current.title}`));
+    [['Change', current.change], ['Expect', current.expect], ['Why', current.why]].forEach(([k, v]) => {
+      const p = el('p');
+      p.appendChild(el('span', { class: 'label' }, k + ': '));
+      p.appendChild(document.createTextNode(v));
+      card.appendChild(p);
+    });
+    const f = el('p');
+    f.appendChild(el('span', { class: 'label' }, 'In this run: '));
+    f.appendChild(el('span', { class: 'figures', id: 'lesson-figures' }));
+    card.appendChild(f);
+    showFigures();
+  }
+  async function setUp() {
+    const step = current;
+    await panes[0].load(step.scenario, step.a);
+    if (step.b) await showB(true, (b) => b.load(step.scenario, step.b));
+    else if (panes[1]) await showB(false);
+    showFigures();
+  }
+  function startLessons() {
+    const select = document.getElementById('lesson-step');
+    let group = null, og = null;
+    lessons.forEach((l, i) => {
+      if (l.lesson !== group) { group = l.lesson; og = el('optgroup', { label: group }); select.appendChild(og); }
+      og.appendChild(el('option', { value: i }, l.title));
+    });
+    select.addEventListener('change', () => showStep(+select.value));
+    document.getElementById('lesson-prev').addEventListener('click', () => showStep(Math.max(0, lessons.indexOf(current) - 1)));
+    document.getElementById('lesson-next').addEventListener('click', () => showStep(Math.min(lessons.length - 1, lessons.indexOf(current) + 1)));
+    document.getElementById('lesson-go').addEventListener('click', setUp);
+    showStep(0);
+  }
+
   async function start() {
     scenarios = await (await fetch('/api/scenarios')).json();
     const a = new Pane('a');
+    a.onRun = showFigures;
     panes.push(a);
+    startLessons();
     await a.load('outage');
     const toggle = document.getElementById('show-b');
-    toggle.addEventListener('click', async () => {
-      const on = toggle.getAttribute('aria-pressed') !== 'true';
-      toggle.setAttribute('aria-pressed', on ? 'true' : 'false');
-      document.getElementById('panes').classList.toggle('two', on);
-      if (on && panes.length < 2) {
-        const b = new Pane('b');
-        panes.push(b);
-        await b.copyFrom(a);
-      } else if (panes[1]) {
-        panes[1].root.hidden = !on;
-        if (on) panes[1].run();
-      }
-      panes.forEach((p) => p.plots.forEach(({ u }) => {
-        const w = u.root.parentElement.clientWidth;
-        if (w > 0) u.setSize({ width: Math.max(320, w), height: u.height });
-      }));
-    });
+    toggle.addEventListener('click', () => showB(toggle.getAttribute('aria-pressed') !== 'true'));
   }
   start();
 })();

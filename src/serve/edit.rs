@@ -154,10 +154,11 @@ fn value_text(item: &Item) -> Option<String> {
     let v = item.as_value()?;
     Some(match v {
         Value::String(s) => s.value().clone(),
+        // A budget shows its kind; any other table (a breaker) is "on".
         Value::InlineTable(t) => t
             .get("kind")
             .and_then(|k| k.as_str())
-            .map_or_else(|| v.to_string().trim().to_string(), str::to_string),
+            .map_or_else(|| "on".to_string(), str::to_string),
         other => other.to_string().trim().to_string(),
     })
 }
@@ -387,6 +388,15 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             budget.into(),
             &BUDGET_KINDS,
             "caps retries across all clients: gRPC's token bucket, the AWS quota, a 10% ratio, Finagle's, Envoy's concurrency",
+        );
+        add(
+            format!("strategy[{i}].breaker"),
+            &group,
+            "circuit breaker",
+            "breaker",
+            if st.breaker.is_some() { "on" } else { "off" }.into(),
+            &["off", "on"],
+            "on: resilience4j's defaults (opens at 50% failures of the last 100 calls, for 60 s); while open every attempt fails at once",
         );
     }
     out

@@ -67,6 +67,9 @@ const REPORT_JS: &str = include_str!("../../assets/report/report.js");
 const REPORT_CSS: &str = include_str!("../../assets/report/report.css");
 const UPLOT_JS: &str = include_str!("../../assets/vendor/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../../assets/vendor/uplot/uPlot.min.css");
+/// The guided lessons: each step's scenario, edits, text, the figures it shows
+/// and the claims `tests/serve.rs` checks against the engine.
+const LESSONS: &str = include_str!("../../assets/serve/lessons.json");
 
 /// The largest run the playground starts: events the engine would simulate,
 /// about four seconds on two cores at 30 million events per second.
@@ -124,6 +127,7 @@ async fn page() -> Response {
         .replace("/*UPLOT_JS*/", UPLOT_JS)
         .replace("/*REPORT_JS*/", REPORT_JS)
         .replace("/*SERVE_JS*/", SERVE_JS)
+        .replace("/*LESSONS*/", &LESSONS.replace("</", "<\\/"))
         .replace("{{VERSION}}", env!("CARGO_PKG_VERSION"));
     ([(header::CACHE_CONTROL, "no-store")], Html(body)).into_response()
 }

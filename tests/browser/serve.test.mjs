@@ -63,6 +63,16 @@ try {
   await waitRuns('#pane-b', 1);
   assert.equal(await page.locator('#b-chart-load canvas').count(), 1, 'B draws its charts');
   assert.equal(await page.locator('#pane-b .table tbody tr').count(), 4);
+  // A lesson with two configurations: set it up, and its numbers appear.
+  await page.locator('#lesson-step').selectOption({ label: 'A longer crash' });
+  const ra = await runs('#pane-a'), rb = await runs('#pane-b');
+  await page.locator('#lesson-go').click();
+  await waitRuns('#pane-a', ra + 1);
+  await waitRuns('#pane-b', rb + 1);
+  const numbers = await page.locator('#lesson-figures').innerText();
+  assert.match(numbers, /^A none: requests failed \d+; B none: requests failed \d+$/, numbers);
+  assert.equal(await page.locator('#pane-b .field[data-key="outage[0].end"] input').inputValue(), '26s');
+
   // The invalid value's answer is a 422, which Chromium logs; nothing else.
   const unexpected = problems.filter((p) => !p.includes('status of 422'));
   assert.deepEqual(unexpected, [], 'no errors and no requests beyond the local server');
