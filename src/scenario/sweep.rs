@@ -486,8 +486,8 @@ fn unify(numbers: Vec<Number>) -> Result<Vec<Number>, String> {
 /// overrides the part of the file the path is in, so the swept value is in force
 /// for every strategy: `retry.cap` also sets `cap` in each strategy that has its
 /// own `cap` or a `preset`; `server.workers` sets it in each strategy with its
-/// own `server`.
-fn set(doc: &mut DocumentMut, path: &KeyPath, value: &Value) -> Result<(), String> {
+/// own `server`. Sweeps and the playground's edits both set keys this way.
+pub fn set(doc: &mut DocumentMut, path: &KeyPath, value: &Value) -> Result<(), String> {
     set_key(doc.as_table_mut(), false, &path.0, value)?;
     let retry = matches!(path.0.first(), Some(Seg::Key(k)) if k == "retry");
     let within: &[Seg] = match path.0.first() {

@@ -9,6 +9,7 @@ use toml_edit::{DocumentMut, Item, Value};
 
 use crate::model::Load;
 use crate::retry::{BackoffKind, BudgetConfig};
+use crate::scenario::locate::KeyPath;
 use crate::scenario::{Scenario, ScenarioError};
 
 /// One control of the page.
@@ -54,48 +55,46 @@ fn steps(key: &str) -> Option<Vec<(String, Option<usize>)>> {
         .collect()
 }
 
-/// Sets (or, with an empty value, removes) `key` in `text`. The value is a
+/// Sets (or, with an empty value, removes) `key` in `doc`. The value is a
 /// TOML value (`500`, `"200ms"`, `{ kind = "none" }`); text that is not one is
 /// taken as a string, so that the scenario's own validation names the key and
-/// says what would be valid.
+/// says what would be valid. Setting is the sweeps' own (`scenario::sweep::set`:
+/// nested, inline and array tables, and the strategies that override the key).
 fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
-    let path = steps(key).ok_or_else(|| format!("not a key path: {key}"))?;
-    let (last, parents) = path.split_last().ok_or("an empty key path")?;
-    if last.1.is_some() {
-        return Err(format!("{key}: cannot set a whole table"));
-    }
-    let mut table = doc.as_table_mut();
-    for (name, index) in parents {
-        match index {
-            Some(i) => {
-                let array = table
-                    .get_mut(name)
-                    .and_then(Item::as_array_of_tables_mut)
-                    .ok_or_else(|| format!("{key}: the scenario has no [[{name}]]"))?;
-                let len = array.len();
-                table = array
-                    .get_mut(*i)
-                    .ok_or_else(|| format!("{key}: the scenario has {len} [[{name}]] tables"))?;
-            }
-            None => {
-                let entry = table
-                    .entry(name)
-                    .or_insert_with(|| Item::Table(toml_edit::Table::new()));
-                table = entry
-                    .as_table_mut()
-                    .ok_or_else(|| format!("{key}: {name} is not a table"))?;
-            }
-        }
-    }
+    let path = KeyPath::parse(key).ok_or_else(|| format!("not a key path: {key}"))?;
     let literal = literal.trim();
     if literal.is_empty() {
-        table.remove(&last.0);
-        return Ok(());
+        return remove(doc, key);
     }
     let value = literal
         .parse::<Value>()
         .unwrap_or_else(|_| Value::from(literal));
-    table.insert(&last.0, Item::Value(value));
+    crate::scenario::sweep::set(doc, &path, &value)
+}
+
+/// Removes `key` (a key of a table, or of a table of an array of tables), so
+/// the default or the preset's value applies again.
+fn remove(doc: &mut DocumentMut, key: &str) -> Result<(), String> {
+    let path = steps(key).ok_or_else(|| format!("not a key path: {key}"))?;
+    let (last, parents) = path.split_last().ok_or("an empty key path")?;
+    let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
+    for (name, index) in parents {
+        let item = match table.get_mut(name) {
+            Some(item) => item,
+            None => return Ok(()),
+        };
+        table = match index {
+            Some(i) => match item.as_array_of_tables_mut().and_then(|a| a.get_mut(*i)) {
+                Some(t) => t,
+                None => return Ok(()),
+            },
+            None => match item.as_table_like_mut() {
+                Some(t) => t,
+                None => return Ok(()),
+            },
+        };
+    }
+    table.remove(&last.0);
     Ok(())
 }
 
@@ -441,7 +440,21 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("strategy[5].base"));
-        assert!(e.message.contains("2 [[strategy]] tables"), "{}", e.message);
+        assert!(e.message.contains("has no entry [5]"), "{}", e.message);
+    }
+
+    #[test]
+    fn inline_tables_are_edited_in_place() {
+        let text = "server = { workers = 4, queue = 10 }\n";
+        let out = apply_edits(
+            text,
+            &[("server.workers".into(), "8".into())],
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        assert_eq!(out, "server = { workers = 8, queue = 10 }\n");
+        let doc: DocumentMut = out.parse().unwrap();
+        assert_eq!(shown(&doc, "server.queue").as_deref(), Some("10"));
     }
 
     #[test]
