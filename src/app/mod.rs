@@ -353,14 +353,21 @@ const EVENTS_PER_REQUEST: f64 = 7.0;
 const BIG_RUN_EVENTS: f64 = 5e8;
 
 /// Prints, on stderr, an estimate of a large single run's cost before it starts.
-fn say_cost(s: &Scenario) {
+/// Events a run of every strategy of `s` will simulate, roughly, twins
+/// included: what `sim run` warns about and `sim serve` bounds.
+pub fn estimated_events(s: &Scenario) -> f64 {
     let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
-    let events: f64 = (0..s.strategies.len())
+    (0..s.strategies.len())
         .map(|i| {
             let w = s.world_for(i);
             w.nominal_requests_per_s() * w.duration.as_secs_f64() * EVENTS_PER_REQUEST * twins
         })
-        .sum();
+        .sum()
+}
+
+fn say_cost(s: &Scenario) {
+    let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
+    let events = estimated_events(s);
     if events > BIG_RUN_EVENTS {
         let threads = rayon::current_num_threads().min(s.strategies.len()).max(1) as f64;
         eprintln!(

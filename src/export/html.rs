@@ -85,33 +85,18 @@ const MAIN_COLUMNS: [(&str, &str, &str); 10] = [
 
 /// A run's facts for the charts' script, as JSON: the scenario, seed, length,
 /// bucket, capacity, triggers, strategies and their colours.
-pub fn run_facts(r: &Report) -> String {
-    let mut facts = String::from("{");
-    let _ = write!(
-        facts,
-        "\"kind\":\"run\",\"scenario\":{},\"seed\":{},\"duration_s\":{},\"bucket_s\":{},\
-         \"capacity_per_s\":{},\"outages\":[{}],\"strategies\":[{}],\"colours\":[{}]}}",
-        json_string(&r.scenario),
-        r.seed,
-        r.duration_s,
-        r.metrics.bucket.as_secs_f64(),
-        r.capacity_per_s.map_or("null".into(), |c| c.to_string()),
-        r.outages
-            .iter()
-            .map(|(a, b)| format!("[{},{}]", a.as_secs_f64(), b.as_secs_f64()))
-            .collect::<Vec<_>>()
-            .join(","),
-        r.runs
-            .iter()
-            .map(|s| json_string(&s.name))
-            .collect::<Vec<_>>()
-            .join(","),
-        (0..r.runs.len())
-            .map(|i| json_string(&hex(style::colour(i))))
-            .collect::<Vec<_>>()
-            .join(","),
-    );
-    facts
+pub fn run_facts(r: &Report) -> serde_json::Value {
+    serde_json::json!({
+        "kind": "run",
+        "scenario": r.scenario,
+        "seed": r.seed,
+        "duration_s": r.duration_s,
+        "bucket_s": r.metrics.bucket.as_secs_f64(),
+        "capacity_per_s": r.capacity_per_s,
+        "outages": r.outages.iter().map(|(a, b)| [a.as_secs_f64(), b.as_secs_f64()]).collect::<Vec<_>>(),
+        "strategies": r.runs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        "colours": (0..r.runs.len()).map(|i| hex(style::colour(i))).collect::<Vec<_>>(),
+    })
 }
 
 /// The page of one run's folder.
@@ -220,62 +205,45 @@ pub fn sweep_page(p: &SweepPage) -> String {
             strategies.push(&row.strategy);
         }
     }
-    let axes = sw
+    let axes: Vec<_> = sw
         .axes
         .iter()
         .map(|a| {
-            format!(
-                "{{\"parameter\":{},\"column\":{},\"values\":[{}],\"labels\":[{}]}}",
-                json_string(&a.parameter),
-                json_string(&a.column),
-                a.values
-                    .iter()
-                    .map(|v| v.x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                a.values
-                    .iter()
-                    .map(|v| json_string(&v.label))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )
+            serde_json::json!({
+                "parameter": a.parameter,
+                "column": a.column,
+                "values": a.values.iter().map(|v| v.x).collect::<Vec<_>>(),
+                "labels": a.values.iter().map(|v| v.label.as_str()).collect::<Vec<_>>(),
+            })
         })
-        .collect::<Vec<_>>()
-        .join(",");
-    let charts = sw
+        .collect();
+    let charts: Vec<_> = sw
         .charts
         .iter()
         .map(|&(f, log)| {
             let fig = &FIGURES[f];
             let [a, b] = fig.suffixes();
-            format!(
-                "{{\"name\":{},\"label\":{},\"column\":{},\"spread\":{},\"stat\":{},\"log\":{log}}}",
-                json_string(fig.name),
-                json_string(fig.label),
-                json_string(&format!("{}_{a}", fig.name)),
-                json_string(&format!("{}_{b}", fig.name)),
-                json_string(if fig.stat == Stat::Median { "median" } else { "mean" }),
-            )
+            serde_json::json!({
+                "name": fig.name,
+                "label": fig.label,
+                "column": format!("{}_{a}", fig.name),
+                "spread": format!("{}_{b}", fig.name),
+                "stat": if fig.stat == Stat::Median { "median" } else { "mean" },
+                "log": log,
+            })
         })
-        .collect::<Vec<_>>()
-        .join(",");
-    let facts = format!(
-        "{{\"kind\":\"sweep\",\"scenario\":{},\"seed\":{},\"replications\":{},\"bucket_s\":{},\
-         \"axes\":[{axes}],\"charts\":[{charts}],\"strategies\":[{}],\"colours\":[{}]}}",
-        json_string(&r.scenario),
-        r.seed,
-        sw.replications,
-        r.metrics.bucket.as_secs_f64(),
-        strategies
-            .iter()
-            .map(|s| json_string(s))
-            .collect::<Vec<_>>()
-            .join(","),
-        (0..strategies.len())
-            .map(|i| json_string(&hex(style::colour(i))))
-            .collect::<Vec<_>>()
-            .join(","),
-    );
+        .collect();
+    let facts = serde_json::json!({
+        "kind": "sweep",
+        "scenario": r.scenario,
+        "seed": r.seed,
+        "replications": sw.replications,
+        "bucket_s": r.metrics.bucket.as_secs_f64(),
+        "axes": axes,
+        "charts": charts,
+        "strategies": strategies,
+        "colours": (0..strategies.len()).map(|i| hex(style::colour(i))).collect::<Vec<_>>(),
+    });
     let summary = String::from_utf8_lossy(p.summary_csv);
     let timeline = String::from_utf8_lossy(p.timeline_csv);
     let mut body = String::new();
@@ -530,7 +498,7 @@ fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 /// The whole page around `body`: styles, data and scripts inline.
-fn page(title: &str, facts: &str, data: &[(&str, &str)], body: &str) -> String {
+fn page(title: &str, facts: &serde_json::Value, data: &[(&str, &str)], body: &str) -> String {
     let mut out = String::with_capacity(body.len() + UPLOT_JS.len() + 4096);
     let _ = write!(
         out,
@@ -542,6 +510,7 @@ fn page(title: &str, facts: &str, data: &[(&str, &str)], body: &str) -> String {
          <script type=\"application/json\" id=\"facts\">{facts}</script>\n",
         version = env!("CARGO_PKG_VERSION"),
         title = esc(title),
+        facts = script_safe(&facts.to_string()),
     );
     for (id, text) in data {
         let _ = writeln!(
@@ -558,6 +527,14 @@ fn page(title: &str, facts: &str, data: &[(&str, &str)], body: &str) -> String {
         REPORT_JS
     );
     out
+}
+
+/// JSON text made safe inside a `<script>` element: `<`, `>` and `&` can only
+/// stand in its strings, where their `\u` escapes mean the same.
+fn script_safe(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
 }
 
 /// `s` as a JSON string literal that is also safe inside a `<script>` element.
@@ -618,6 +595,18 @@ mod tests {
             s,
             "\"a\\u003c/script\\u003e\\u003cb\\u003e\\\"\\u0026\\u2028\""
         );
+    }
+
+    #[test]
+    fn facts_cannot_close_their_script_element() {
+        let json = serde_json::json!({ "strategies": ["a</script><b>&"] }).to_string();
+        let safe = script_safe(&json);
+        assert!(
+            !safe.contains('<') && !safe.contains('>') && !safe.contains('&'),
+            "{safe}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back["strategies"][0], "a</script><b>&");
     }
 
     #[test]

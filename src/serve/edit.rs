@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use serde::Serialize;
-use toml_edit::{DocumentMut, Item, Value};
+use toml_edit::{DocumentMut, Item, TableLike, Value};
 
 use crate::model::Load;
 use crate::retry::{BackoffKind, BudgetConfig};
-use crate::scenario::locate::KeyPath;
+use crate::scenario::locate::{KeyPath, Seg};
 use crate::scenario::{Scenario, ScenarioError};
 
 /// One control of the page.
@@ -42,19 +42,6 @@ const BUDGET_KINDS: [&str; 6] = [
     "concurrency",
 ];
 
-/// One step of a key path: a table key, or an element of an array of tables.
-fn steps(key: &str) -> Option<Vec<(String, Option<usize>)>> {
-    key.split('.')
-        .map(|part| match part.split_once('[') {
-            Some((name, rest)) => {
-                let i = rest.strip_suffix(']')?.parse().ok()?;
-                Some((name.to_string(), Some(i)))
-            }
-            None => Some((part.to_string(), None)),
-        })
-        .collect()
-}
-
 /// Sets (or, with an empty value, removes) `key` in `doc`. The value is a
 /// TOML value (`500`, `"200ms"`, `{ kind = "none" }`); text that is not one is
 /// taken as a string, so that the scenario's own validation names the key and
@@ -73,28 +60,34 @@ fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
 }
 
 /// Removes `key` (a key of a table, or of a table of an array of tables), so
-/// the default or the preset's value applies again.
+/// the default or the preset's value applies again; a path that is not in the
+/// file is already removed.
 fn remove(doc: &mut DocumentMut, key: &str) -> Result<(), String> {
-    let path = steps(key).ok_or_else(|| format!("not a key path: {key}"))?;
-    let (last, parents) = path.split_last().ok_or("an empty key path")?;
-    let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
-    for (name, index) in parents {
-        let item = match table.get_mut(name) {
-            Some(item) => item,
-            None => return Ok(()),
+    let path = KeyPath::parse(key).ok_or_else(|| format!("not a key path: {key}"))?;
+    let Some((Seg::Key(last), parents)) = path.0.split_last() else {
+        return Err(format!("{key}: cannot remove a list entry"));
+    };
+    let mut t: &mut dyn TableLike = doc.as_table_mut();
+    let mut segs = parents.iter().peekable();
+    while let Some(seg) = segs.next() {
+        let Seg::Key(k) = seg else { return Ok(()) };
+        let Some(item) = t.get_mut(k) else {
+            return Ok(());
         };
-        table = match index {
-            Some(i) => match item.as_array_of_tables_mut().and_then(|a| a.get_mut(*i)) {
-                Some(t) => t,
-                None => return Ok(()),
-            },
-            None => match item.as_table_like_mut() {
-                Some(t) => t,
-                None => return Ok(()),
-            },
+        let next = match segs.peek() {
+            Some(Seg::Index(i)) => {
+                let i = *i;
+                segs.next();
+                item.as_array_of_tables_mut()
+                    .and_then(|a| a.get_mut(i))
+                    .map(|t| t as &mut dyn TableLike)
+            }
+            _ => item.as_table_like_mut(),
         };
+        let Some(next) = next else { return Ok(()) };
+        t = next;
     }
-    table.remove(&last.0);
+    t.remove(last);
     Ok(())
 }
 
@@ -128,25 +121,25 @@ pub fn apply_edits(
 /// The text of the value at `key` in `doc`, as a control shows it (strings
 /// without quotes), if the file sets it.
 fn shown(doc: &DocumentMut, key: &str) -> Option<String> {
-    let mut item = doc.as_item();
-    for (name, index) in steps(key)? {
-        item = item.get(&name)?;
-        if let Some(i) = index {
-            let t = item.as_array_of_tables()?.get(i)?;
-            // Continue inside the table: re-root the walk on it.
-            let rest = key.split_once(&format!("{name}[{i}]."))?.1;
-            return shown_in(t, rest);
-        }
+    let path = KeyPath::parse(key)?;
+    let (Seg::Key(last), parents) = path.0.split_last()? else {
+        return None;
+    };
+    let mut t: &dyn TableLike = doc.as_table();
+    let mut segs = parents.iter().peekable();
+    while let Some(seg) = segs.next() {
+        let Seg::Key(k) = seg else { return None };
+        let item = t.get(k)?;
+        t = match segs.peek() {
+            Some(Seg::Index(i)) => {
+                let i = *i;
+                segs.next();
+                item.as_array_of_tables()?.get(i)?
+            }
+            _ => item.as_table_like()?,
+        };
     }
-    value_text(item)
-}
-
-fn shown_in(t: &toml_edit::Table, key: &str) -> Option<String> {
-    let mut item = t.get(key.split('.').next()?)?;
-    for name in key.split('.').skip(1) {
-        item = item.get(name)?;
-    }
-    value_text(item)
+    value_text(t.get(last)?)
 }
 
 fn value_text(item: &Item) -> Option<String> {

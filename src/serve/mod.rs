@@ -277,8 +277,7 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
     let summary = SummaryCsv.serialize(&report).map_err(internal)?;
     let timeseries = TimeseriesCsv.serialize(&report).map_err(internal)?;
     let summary = String::from_utf8_lossy(&summary).into_owned();
-    let facts = serde_json::from_str(&html::run_facts(&report))
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None))?;
+    let facts = html::run_facts(&report);
     Ok(RunResponse {
         ok: true,
         table: html::summary_table(&summary, !report.outages.is_empty()),
@@ -293,14 +292,11 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
 
 /// Refuses a run too big for a playground, with what to change.
 fn check_size(s: &scenario::Scenario, file: &str) -> Result<(), RunError> {
-    let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
-    let mut events = 0.0;
+    let events = crate::app::estimated_events(s);
     let mut clients: f64 = 0.0;
     for i in 0..s.strategies.len() {
-        let w = s.world_for(i);
-        events += w.nominal_requests_per_s() * w.duration.as_secs_f64() * 7.0 * twins;
         if let crate::model::Load::Closed { clients: c, .. }
-        | crate::model::Load::OneShot { clients: c } = w.load
+        | crate::model::Load::OneShot { clients: c } = s.world_for(i).load
         {
             clients = clients.max(f64::from(c));
         }
