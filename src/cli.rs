@@ -33,9 +33,14 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
         /// Run only shard I of N of a sweep's runs (1 <= I <= N), into
-        /// <out>/shard-I-of-N; combine the shards with `sim merge`.
+        /// <out>/shard-I-of-N [default out: results/<scenario name>-shards];
+        /// combine the shards with `sim merge`.
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
+        /// Replace the output folder even when it is not a results folder of
+        /// sim, or holds the results of another scenario file.
+        #[arg(long)]
+        force: bool,
     },
     /// Combine the shard folders of a sweep into the output of an unsharded run.
     Merge {
@@ -51,6 +56,10 @@ pub enum Command {
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Replace the output folder even when it is not a results folder of
+        /// sim, or holds the results of another scenario file.
+        #[arg(long)]
+        force: bool,
     },
     /// Print the distribution of each retry's delay under a backoff, a preset or
     /// a scenario's strategy, and plot it.

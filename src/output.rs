@@ -4,6 +4,11 @@
 //! folder beside it and moved into place when complete ([`Staging`]), so an
 //! output folder holds the files of exactly one run: a run that fails, is
 //! killed or runs out of disk leaves the previous folder as it was.
+//!
+//! Before a folder is replaced, [`check_target`] makes sure it is one this tool
+//! wrote (it has a `manifest.toml`) and holds nothing the run reads: an
+//! output folder is never the current directory, the folder of the scenario,
+//! or a folder holding a merge's shards.
 
 use std::fs;
 use std::io::Write;
@@ -51,7 +56,7 @@ impl Staging {
             .unwrap_or_else(|| "results".to_string());
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the output folder {}", parent.display()))?;
-        remove_stale(parent, &name);
+        recover(parent, &name, target);
         let dir = parent.join(format!(".{name}.{}.staging", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir(&dir)
@@ -81,6 +86,9 @@ impl Staging {
         let list: Vec<String> = files.iter().map(|f| format!("\"{f}\"")).collect();
         let text = format!("{manifest}files = [{}]\n", list.join(", "));
         write_atomic(&self.dir, "manifest.toml", text.as_bytes())?;
+        // The previous folder is kept as `.name.PID.old` until the new one is in
+        // place; a kill between the two renames leaves it there, and the next
+        // writer of this folder puts it back ([`recover`]).
         let old = self.dir.with_extension("old");
         if self.target.exists() {
             fs::rename(&self.target, &old).with_context(|| {
@@ -105,26 +113,94 @@ impl Drop for Staging {
     }
 }
 
-/// Removes `.name.PID.staging` and `.name.PID.old` folders in `parent` whose
-/// process is gone (Linux: no `/proc/PID`; elsewhere none is removed).
-fn remove_stale(parent: &Path, name: &str) {
+/// Tidies what writers of `target` that were killed left in `parent`: their
+/// `.name.PID.staging` folders are removed, and a `.name.PID.old` folder (the
+/// previous results, moved aside just before the new ones were moved in) is put
+/// back as `target` when the kill came between the two renames, or removed
+/// when the new folder made it into place. Only folders whose process is gone
+/// are touched (Linux: no `/proc/PID`; elsewhere none is).
+fn recover(parent: &Path, name: &str, target: &Path) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
     let prefix = format!(".{name}.");
-    for e in entries.filter_map(|e| e.ok()) {
-        let file = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = file.strip_prefix(&prefix) else {
+    let mut found: Vec<(String, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let file = e.file_name().to_string_lossy().into_owned();
+            let rest = file.strip_prefix(&prefix)?;
+            let (pid, kind) = rest.split_once('.')?;
+            pid.parse::<u32>().ok()?;
+            let gone = Path::new("/proc").exists() && !Path::new("/proc").join(pid).exists();
+            (gone && (kind == "staging" || kind == "old")).then(|| (kind.to_string(), e.path()))
+        })
+        .collect();
+    // Sorted for a deterministic choice when several `.old` folders remain.
+    found.sort();
+    for (kind, path) in found {
+        if kind == "old" && !target.exists() && fs::rename(&path, target).is_ok() {
+            eprintln!(
+                "note: restored {} from the previous run, which was stopped while replacing it",
+                target.display()
+            );
             continue;
-        };
-        let Some((pid, kind)) = rest.split_once('.') else {
-            continue;
-        };
-        let gone = Path::new("/proc").exists() && !Path::new("/proc").join(pid).exists();
-        if gone && pid.parse::<u32>().is_ok() && (kind == "staging" || kind == "old") {
-            let _ = fs::remove_dir_all(e.path());
+        }
+        let _ = fs::remove_dir_all(path);
+    }
+}
+
+/// Why an output folder may not be replaced: a message for the user.
+pub type TargetRefusal = String;
+
+/// Checks that replacing the folder `target` loses nothing: it is not the
+/// current directory or one of its parents, holds none of `inputs` (the
+/// scenario file, a merge's shard folders), and, unless `force`, is new,
+/// empty, or a results folder this tool wrote (it has a `manifest.toml`).
+pub fn check_target(target: &Path, inputs: &[&Path], force: bool) -> Result<(), TargetRefusal> {
+    if !target.exists() {
+        return Ok(());
+    }
+    let shown = target.display();
+    if !target.is_dir() {
+        return Err(format!(
+            "the output folder {shown} is a file, not a folder: give --out a folder"
+        ));
+    }
+    let Ok(canonical) = target.canonicalize() else {
+        return Ok(());
+    };
+    if let Ok(cwd) = std::env::current_dir().and_then(|d| d.canonicalize()) {
+        if cwd.starts_with(&canonical) {
+            return Err(format!(
+                "the output folder {shown} is the current directory or holds it, and \
+                 writing results there would delete everything in it: give --out a \
+                 folder of its own, such as results/NAME"
+            ));
         }
     }
+    for input in inputs {
+        if let Ok(input) = input.canonicalize() {
+            if input.starts_with(&canonical) {
+                return Err(format!(
+                    "the output folder {shown} holds {}, which this command reads, and \
+                     writing results there would delete it: give --out another folder",
+                    input.display()
+                ));
+            }
+        }
+    }
+    if force || target.join("manifest.toml").is_file() {
+        return Ok(());
+    }
+    let empty = fs::read_dir(target).is_ok_and(|mut d| d.next().is_none());
+    if empty {
+        return Ok(());
+    }
+    Err(format!(
+        "the output folder {shown} holds files and is not a results folder of sim (it has \
+         no manifest.toml): writing there would delete them. Give --out a new folder, or \
+         add --force to replace it"
+    ))
 }
 
 #[cfg(test)]
@@ -182,6 +258,50 @@ mod tests {
         fs::create_dir(&dead).unwrap();
         drop(Staging::new(&target).unwrap());
         assert!(!dead.exists());
+    }
+
+    #[test]
+    fn a_kill_between_the_renames_is_undone_by_the_next_writer() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        // What a kill after the first rename leaves: no folder, the previous
+        // results aside under a dead process's number.
+        let aside = root.path().join(".out.4000000000.old");
+        fs::create_dir(&aside).unwrap();
+        fs::write(aside.join("summary.csv"), b"previous").unwrap();
+        let staging = Staging::new(&target).unwrap();
+        assert_eq!(fs::read(target.join("summary.csv")).unwrap(), b"previous");
+        assert!(!aside.exists());
+        drop(staging);
+        // A kill after the second rename: the new folder is in place and the
+        // old one is only removed.
+        fs::create_dir(&aside).unwrap();
+        drop(Staging::new(&target).unwrap());
+        assert!(!aside.exists());
+        assert_eq!(fs::read(target.join("summary.csv")).unwrap(), b"previous");
+    }
+
+    #[test]
+    fn only_results_folders_may_be_replaced() {
+        let root = tempfile::tempdir().unwrap();
+        let new = root.path().join("new");
+        assert_eq!(check_target(&new, &[], false), Ok(()));
+        fs::create_dir(&new).unwrap();
+        assert_eq!(check_target(&new, &[], false), Ok(()), "an empty folder");
+        fs::write(new.join("notes.txt"), b"mine").unwrap();
+        let refused = check_target(&new, &[], false).unwrap_err();
+        assert!(refused.contains("no manifest.toml"), "{refused}");
+        assert!(refused.contains("--force"), "{refused}");
+        assert_eq!(check_target(&new, &[], true), Ok(()));
+        fs::write(new.join("manifest.toml"), b"").unwrap();
+        assert_eq!(check_target(&new, &[], false), Ok(()));
+        // Never the folder of an input, even with --force.
+        let scenario = new.join("s.toml");
+        fs::write(&scenario, b"").unwrap();
+        let refused = check_target(&new, &[&scenario], true).unwrap_err();
+        assert!(refused.contains("s.toml"), "{refused}");
+        // Never a file.
+        assert!(check_target(&scenario, &[], true).is_err());
     }
 
     #[test]

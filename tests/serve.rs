@@ -104,6 +104,10 @@ fn the_playground_serves_runs_and_explains() {
         toml.contains("count = 500"),
         "the edited file is sent back for export"
     );
+    assert!(
+        toml.contains("name = \"outage-edited\""),
+        "an export has a name of its own, so its results go to a folder of their own"
+    );
     let dir = tempfile::TempDir::new().unwrap();
     let file = dir.path().join("edited.toml");
     std::fs::write(&file, toml).unwrap();

@@ -204,7 +204,11 @@
     export() {
       const text = this.toml || this.text;
       const blob = new Blob([text], { type: 'application/toml' });
-      const a = el('a', { href: URL.createObjectURL(blob), download: (this.name || 'scenario') + '-edited.toml' });
+      // The server renames the export NAME-edited, so that `sim run` on it
+      // writes results of its own; the file is named the same.
+      const named = /^name\s*=\s*"([^"]+)"/m.exec(text);
+      const file = named ? named[1] : (this.name || 'scenario') + '-edited';
+      const a = el('a', { href: URL.createObjectURL(blob), download: file + '.toml' });
       document.body.appendChild(a);
       a.click();
       a.remove();

@@ -44,6 +44,9 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Run only this shard of a sweep's cells.
     pub shard: Option<ShardSpec>,
+    /// Replace an output folder that is not a results folder of this
+    /// scenario file.
+    pub force: bool,
 }
 
 /// What `sim merge` is asked to do.
@@ -57,6 +60,9 @@ pub struct MergeOptions {
     pub plots: bool,
     /// Print nothing on success.
     pub quiet: bool,
+    /// Replace an output folder that is not a results folder of this
+    /// scenario.
+    pub force: bool,
 }
 
 /// Runs the command line.
@@ -69,6 +75,7 @@ pub fn main(cli: Cli) -> Result<()> {
             no_plots,
             quiet,
             shard,
+            force,
         } => run(&RunOptions {
             scenario,
             out,
@@ -79,17 +86,20 @@ pub fn main(cli: Cli) -> Result<()> {
                 .map(|t| ShardSpec::parse(&t))
                 .transpose()
                 .map_err(InputError)?,
+            force,
         }),
         Command::Merge {
             dirs,
             out,
             no_plots,
             quiet,
+            force,
         } => merge(&MergeOptions {
             dirs,
             out,
             plots: !no_plots,
             quiet,
+            force,
         }),
         Command::Validate { scenario } => validate(&scenario),
         Command::Serve { port } => crate::serve::serve(port),
@@ -238,15 +248,64 @@ pub fn simulate(s: &Scenario) -> Report {
 }
 
 /// Where `sim run` writes: `--out`, or `results/<name>`, and for a shard its
-/// `shard-I-of-N` folder inside.
+/// `shard-I-of-N` folder inside `--out` or `results/<name>-shards` (apart from
+/// `results/<name>`, which the merge writes).
 pub(super) fn output_folder(opts: &RunOptions, s: &Scenario) -> PathBuf {
-    let base = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&s.name));
-    match opts.shard {
-        Some(spec) => base.join(spec.folder()),
-        None => base,
+    match (opts.shard, &opts.out) {
+        (Some(spec), Some(out)) => out.join(spec.folder()),
+        (Some(spec), None) => Path::new("results")
+            .join(format!("{}-shards", s.name))
+            .join(spec.folder()),
+        (None, Some(out)) => out.clone(),
+        (None, None) => Path::new("results").join(&s.name),
+    }
+}
+
+/// Refuses to replace `out` when that would lose something: see
+/// [`crate::output::check_target`], and a results folder made from another
+/// scenario file than `scenario` (unless `force`), which is how an edited copy
+/// named like a shipped scenario would silently replace its committed results.
+pub(super) fn check_output(
+    out: &Path,
+    inputs: &[&Path],
+    scenario: &Path,
+    fingerprint: &str,
+    force: bool,
+) -> Result<()> {
+    crate::output::check_target(out, inputs, force).map_err(InputError)?;
+    if force {
+        return Ok(());
+    }
+    let Ok(text) = std::fs::read_to_string(out.join("manifest.toml")) else {
+        return Ok(());
+    };
+    let Ok(manifest) = text.parse::<toml::Table>() else {
+        return Ok(());
+    };
+    let field = |k: &str| manifest.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let (Some(file), Some(print)) = (field("scenario_file"), field("scenario_fingerprint")) else {
+        return Ok(());
+    };
+    if print == fingerprint || same_file(Path::new(&file), scenario) {
+        return Ok(());
+    }
+    Err(InputError(format!(
+        "{} holds the results of {file}, another scenario file of the same name: this run \
+         of {} would replace them. Give this scenario its own name = \"...\" or --out \
+         FOLDER, or add --force to replace them",
+        out.display(),
+        scenario.display()
+    ))
+    .into())
+}
+
+/// Whether two paths name the same file: the same file on disk, or, when the
+/// first cannot be found from here (it was recorded on another machine or
+/// from another directory), the same file name.
+fn same_file(recorded: &Path, current: &Path) -> bool {
+    match (recorded.canonicalize(), current.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => recorded.file_name() == current.file_name(),
     }
 }
 
@@ -280,6 +339,15 @@ pub fn run(opts: &RunOptions) -> Result<()> {
     }
     check_memory(opts, &s)?;
     let out = output_folder(opts, &s);
+    let text = std::fs::read_to_string(&opts.scenario)
+        .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
+    check_output(
+        &out,
+        &[&opts.scenario],
+        &opts.scenario,
+        &crate::sweep::shard::fingerprint(&text),
+        opts.force,
+    )?;
     // Built in a staging folder beside the target (which also fails fast on an
     // unusable output folder) and moved into place whole when complete.
     let staging = Staging::new(&out)?;

@@ -69,6 +69,7 @@ pub(super) fn run_sweep(
             shard: spec.index,
             shards: spec.count,
             cells: total,
+            checksums: Default::default(),
         };
         let files = shard::files(&manifest, &text, &cells, &results).map_err(anyhow::Error::msg)?;
         for (name, bytes) in files {
@@ -242,28 +243,25 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
     for dir in &opts.dirs {
         shards.push(shard::read(dir).map_err(|e| InputError(e.to_string()))?);
     }
-    let (manifest, text, results) =
-        shard::combine(shards).map_err(|e| InputError(e.to_string()))?;
-    let source = PathBuf::from(&manifest.source);
-    let mut s = scenario::parse(&text, &source)?;
-    s.seed = manifest.seed;
+    let Some(first) = shards.first() else {
+        return Err(InputError("no shard folders given".into()).into());
+    };
+    let source = PathBuf::from(&first.manifest.source);
+    let mut s = scenario::parse(&first.scenario_text, &source)?;
+    s.seed = first.manifest.seed;
     let Some(sweep) = s.sweep.clone() else {
         return Err(
             InputError(format!("{}: the scenario has no [sweep]", source.display())).into(),
         );
     };
-    if results.len() != sweep.runs() {
-        return Err(InputError(format!(
-            "the shards hold {} runs but the scenario has {}",
-            results.len(),
-            sweep.runs()
-        ))
-        .into());
-    }
+    let (manifest, text, results) =
+        shard::combine(shards, sweep.runs()).map_err(|e| InputError(e.to_string()))?;
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&s.name));
+    let inputs: Vec<&Path> = opts.dirs.iter().map(PathBuf::as_path).collect();
+    super::check_output(&out, &inputs, &source, &manifest.fingerprint, opts.force)?;
     let staging = Staging::new(&out)?;
     let report = sweep::aggregate(&s, &sweep, &results);
     let source_text = source.display().to_string();
@@ -273,11 +271,15 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
         scenario_text: &text,
     };
     write_sweep(&report, staging.dir(), opts.plots, &about)?;
+    let quoted = |v: &str| toml::Value::String(v.to_string()).to_string();
     let files = staging.commit(&format!(
         "# What made this folder; written last, so a folder without it is incomplete.\n\
-         sim_version = \"{}\"\nscenario = {}\nmerged_shards = {}\nseed = {}\ncharts = {}\n",
-        env!("CARGO_PKG_VERSION"),
-        toml::Value::String(s.name.clone()),
+         sim_version = {}\nscenario = {}\nscenario_file = {}\nscenario_fingerprint = {}\n\
+         merged_shards = {}\nseed = {}\ncharts = {}\n",
+        quoted(env!("CARGO_PKG_VERSION")),
+        quoted(&s.name),
+        quoted(&manifest.source),
+        quoted(&manifest.fingerprint),
         manifest.shards,
         s.seed,
         opts.plots

@@ -118,6 +118,33 @@ pub fn apply_edits(
     Ok(doc.to_string())
 }
 
+/// `text` renamed for export: `name = "NAME-edited"` (kept when the name
+/// already ends so), so that `sim run` on an exported file writes
+/// `results/NAME-edited` and never replaces the results of the file it came
+/// from. Comments and layout are kept; a file that does not parse is returned
+/// as it is (the parser reports it where it is run).
+pub fn export_text(text: &str, name: &str) -> String {
+    let Ok(mut doc) = text.parse::<DocumentMut>() else {
+        return text.to_string();
+    };
+    let new = if name.ends_with("-edited") {
+        name.to_string()
+    } else {
+        format!("{name}-edited")
+    };
+    match doc.get_mut("name").and_then(Item::as_value_mut) {
+        Some(v) => {
+            let decor = v.decor().clone();
+            *v = Value::from(new);
+            *v.decor_mut() = decor;
+        }
+        None => {
+            doc.insert("name", toml_edit::value(new));
+        }
+    }
+    doc.to_string()
+}
+
 /// The text of the value at `key` in `doc`, as a control shows it (strings
 /// without quotes), if the file sets it.
 fn shown(doc: &DocumentMut, key: &str) -> Option<String> {
@@ -396,6 +423,21 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
 
 #[cfg(test)]
 mod tests {
+    use super::export_text;
+
+    #[test]
+    fn an_export_gets_a_name_of_its_own_and_keeps_its_comments() {
+        let text = "# the storm\nname = \"outage\" # shipped\nseed = 1\n";
+        let out = export_text(text, "outage");
+        assert_eq!(
+            out,
+            "# the storm\nname = \"outage-edited\" # shipped\nseed = 1\n"
+        );
+        assert_eq!(export_text(&out, "outage-edited"), out);
+        let bare = export_text("seed = 1\n", "x");
+        assert!(bare.contains("name = \"x-edited\""), "{bare}");
+    }
+
     use super::*;
 
     const TEXT: &str = "# a comment\nname = \"t\"\n[clients]\ncount = 10\n\n[[strategy]]\nname = \"a\"\n\n[[strategy]]\nname = \"b\"\nbase = \"1s\"\n";

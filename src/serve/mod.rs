@@ -281,7 +281,7 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
     Ok(RunResponse {
         ok: true,
         table: html::summary_table(&summary, !report.outages.is_empty()),
-        toml: text,
+        toml: edit::export_text(&text, &s.name),
         facts,
         summary_csv: summary,
         timeseries_csv: String::from_utf8_lossy(&timeseries).into_owned(),

@@ -5,7 +5,9 @@
 //! so cheap and expensive points spread evenly over the shards. A shard folder
 //! holds:
 //!
-//! - `shard.toml`: which shard it is, of which scenario, seed and sim version;
+//! - `shard.toml`: which shard it is, of which scenario, seed and sim version,
+//!   and a checksum of each of the other files, so a damaged or truncated shard
+//!   is refused rather than merged;
 //! - `scenario.toml`: the scenario text, so a merge needs nothing else;
 //! - `cells.csv`: every figure of every cell, written as the shortest decimal
 //!   that reads back as the same `f64`, so merging loses nothing;
@@ -19,8 +21,11 @@ use serde::{Deserialize, Serialize};
 use super::figures::FIGURES;
 use super::{Bin, CellResult};
 
-/// Version of the shard folder layout.
-pub const FORMAT: u32 = 1;
+/// Version of the shard folder layout (2: checksums of the files).
+pub const FORMAT: u32 = 2;
+
+/// The files of a shard folder besides `shard.toml`, each with a checksum there.
+const DATA_FILES: [&str; 3] = ["scenario.toml", "cells.csv", "timeline.csv"];
 
 /// `I/N` from the command line: shard `index` (1-based) of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,12 +86,20 @@ pub struct Manifest {
     pub shards: u32,
     /// Cells in the whole sweep.
     pub cells: usize,
+    /// FNV-1a of each other file's bytes, in hex, by file name.
+    pub checksums: std::collections::BTreeMap<String, String>,
 }
 
 /// 64-bit FNV-1a (Fowler, Noll and Vo): enough to tell scenario texts apart.
 pub fn fingerprint(text: &str) -> String {
+    checksum(text.as_bytes())
+}
+
+/// 64-bit FNV-1a of `bytes`, in hex: catches damage (a truncated copy, an edit,
+/// a flipped byte), not forgery.
+pub fn checksum(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
+    for &b in bytes {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
@@ -110,7 +123,6 @@ pub fn files(
     cells: &[usize],
     results: &[CellResult],
 ) -> Result<Vec<(&'static str, Vec<u8>)>, String> {
-    let manifest_text = toml::to_string(manifest).map_err(|e| e.to_string())?;
     let mut table = csv::Writer::from_writer(Vec::new());
     let mut header = vec!["cell".to_string()];
     header.extend(FIGURES.iter().map(|f| f.name.to_string()));
@@ -140,12 +152,20 @@ pub fn files(
         }
     }
     let bytes = |w: csv::Writer<Vec<u8>>| w.into_inner().map_err(|e| e.to_string());
-    Ok(vec![
-        ("shard.toml", manifest_text.into_bytes()),
+    let data: [(&'static str, Vec<u8>); 3] = [
         ("scenario.toml", scenario_text.as_bytes().to_vec()),
         ("cells.csv", bytes(table)?),
         ("timeline.csv", bytes(timeline)?),
-    ])
+    ];
+    let mut manifest = manifest.clone();
+    manifest.checksums = data
+        .iter()
+        .map(|(name, b)| (name.to_string(), checksum(b)))
+        .collect();
+    let manifest_text = toml::to_string(&manifest).map_err(|e| e.to_string())?;
+    let mut out = vec![("shard.toml", manifest_text.into_bytes())];
+    out.extend(data);
+    Ok(out)
 }
 
 /// One shard, read back.
@@ -167,22 +187,56 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
         dir: dir.to_path_buf(),
         message,
     };
-    let read_text = |name: &str| {
-        std::fs::read_to_string(dir.join(name)).map_err(|e| {
+    let read_bytes = |name: &str| {
+        std::fs::read(dir.join(name)).map_err(|e| {
             fail(format!(
                 "cannot read {name} ({e}); a shard folder is what `sim run --shard I/N` writes"
             ))
         })
     };
-    let manifest: Manifest = toml::from_str(&read_text("shard.toml")?)
-        .map_err(|e| fail(format!("shard.toml: {}", e.message().trim_end())))?;
-    if manifest.format != FORMAT {
+    let as_text = |name: &str, bytes: Vec<u8>| {
+        String::from_utf8(bytes).map_err(|_| fail(format!("{name} is not UTF-8 text")))
+    };
+    let manifest_text = as_text("shard.toml", read_bytes("shard.toml")?)?;
+    let format = manifest_text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("format").and_then(toml::Value::as_integer));
+    if format.is_some_and(|f| f != i64::from(FORMAT)) {
         return Err(fail(format!(
-            "shard format {} is not {FORMAT}, the one this sim reads",
-            manifest.format
+            "shard format {} is not {FORMAT}, the one this sim reads: run the shard again \
+             with this sim",
+            format.unwrap_or_default()
         )));
     }
-    let scenario_text = read_text("scenario.toml")?;
+    let manifest: Manifest = toml::from_str(&manifest_text)
+        .map_err(|e| fail(format!("shard.toml: {}", e.message().trim_end())))?;
+    if manifest.shards == 0 || manifest.shard == 0 || manifest.shard > manifest.shards {
+        return Err(fail(format!(
+            "shard.toml: shard {} of {} is not a shard (1 <= shard <= shards)",
+            manifest.shard, manifest.shards
+        )));
+    }
+    let mut data = std::collections::BTreeMap::new();
+    for name in DATA_FILES {
+        let bytes = read_bytes(name)?;
+        let expected = manifest.checksums.get(name).ok_or_else(|| {
+            fail(format!(
+                "shard.toml has no checksum of {name}: it was edited"
+            ))
+        })?;
+        if &checksum(&bytes) != expected {
+            return Err(fail(format!(
+                "{name} does not match its checksum in shard.toml: it is damaged, truncated \
+                 or was edited; run this shard again"
+            )));
+        }
+        data.insert(name, as_text(name, bytes)?);
+    }
+    let take = |data: &mut std::collections::BTreeMap<&str, String>, name| {
+        data.remove(name).unwrap_or_default()
+    };
+    let scenario_text = take(&mut data, "scenario.toml");
     if fingerprint(&scenario_text) != manifest.fingerprint {
         return Err(fail(
             "scenario.toml does not match the fingerprint in shard.toml: it was edited".into(),
@@ -190,7 +244,7 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
     }
     let mut cells = Vec::new();
     let mut index = std::collections::BTreeMap::new();
-    let cells_text = read_text("cells.csv")?;
+    let cells_text = take(&mut data, "cells.csv");
     let mut table = csv::Reader::from_reader(cells_text.as_bytes());
     let expected: Vec<&str> = std::iter::once("cell")
         .chain(FIGURES.iter().map(|f| f.name))
@@ -214,10 +268,12 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
         let mut figures = [None; FIGURES.len()];
         for (slot, text) in figures.iter_mut().zip(record.iter().skip(1)) {
             if !text.is_empty() {
-                *slot = Some(
-                    text.parse::<f64>()
-                        .map_err(|_| at(format!("\"{text}\" is not a number")))?,
-                );
+                let v = text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| !v.is_nan())
+                    .ok_or_else(|| at(format!("\"{text}\" is not a number")))?;
+                *slot = Some(v);
             }
         }
         if index.insert(cell, cells.len()).is_some() {
@@ -232,7 +288,7 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
             },
         ));
     }
-    let timeline_text = read_text("timeline.csv")?;
+    let timeline_text = take(&mut data, "timeline.csv");
     let mut timeline = csv::Reader::from_reader(timeline_text.as_bytes());
     for (line, record) in timeline.records().enumerate() {
         let at = |m: String| fail(format!("timeline.csv row {}: {m}", line + 2));
@@ -264,8 +320,12 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
     })
 }
 
-/// Every cell's result in cell order, from a complete set of shards of one run.
-pub fn combine(shards: Vec<Shard>) -> Result<(Manifest, String, Vec<CellResult>), ShardError> {
+/// Every cell's result in cell order, from a complete set of shards of one run
+/// of a sweep of `total` cells (what the scenario in the shards says).
+pub fn combine(
+    shards: Vec<Shard>,
+    total: usize,
+) -> Result<(Manifest, String, Vec<CellResult>), ShardError> {
     let Some(first) = shards.first() else {
         return Err(ShardError {
             dir: PathBuf::from("."),
@@ -273,6 +333,16 @@ pub fn combine(shards: Vec<Shard>) -> Result<(Manifest, String, Vec<CellResult>)
         });
     };
     let (m0, text) = (first.manifest.clone(), first.scenario_text.clone());
+    if m0.cells != total {
+        return Err(ShardError {
+            dir: first.dir.clone(),
+            message: format!(
+                "shard.toml says the sweep has {} runs, and its scenario has {total}: it was \
+                 edited",
+                m0.cells
+            ),
+        });
+    }
     let mut seen = vec![None::<PathBuf>; m0.shards as usize];
     for s in &shards {
         let m = &s.manifest;
@@ -390,13 +460,24 @@ mod tests {
             shard: 1,
             shards: 1,
             cells: 1,
+            checksums: Default::default(),
         };
         let dir = tempfile::tempdir().unwrap();
         for (name, bytes) in files(&m, "text", &[0], std::slice::from_ref(&r)).unwrap() {
             std::fs::write(dir.path().join(name), bytes).unwrap();
         }
         let back = read(dir.path()).unwrap();
-        assert_eq!(back.manifest, m);
+        assert_eq!(back.manifest.checksums.len(), DATA_FILES.len());
         assert_eq!(back.cells, vec![(0, r)]);
+        // A truncated file is refused by its checksum.
+        let cells = dir.path().join("cells.csv");
+        let mut bytes = std::fs::read(&cells).unwrap();
+        bytes.pop();
+        std::fs::write(&cells, bytes).unwrap();
+        let err = read(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("cells.csv does not match its checksum"),
+            "{err}"
+        );
     }
 }
