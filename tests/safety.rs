@@ -278,3 +278,33 @@ fn damaged_shards_are_refused_and_the_merge_keeps_the_fingerprint() {
         merge().success();
     }
 }
+
+/// Under `ulimit -v`, a world too big for the address space left is refused
+/// with a message and exit 2, before it starts, rather than aborted mid-run.
+#[test]
+fn a_world_beyond_ulimit_v_is_refused_before_it_runs() {
+    let dir = TempDir::new().unwrap();
+    let text = fs::read_to_string("tests/fixtures/small.toml").unwrap();
+    let big = dir.path().join("big.toml");
+    // 20 million clients: about 1.9 GB of slots, against 1.5 GB of address space.
+    let count = text
+        .lines()
+        .find(|l| l.starts_with("count"))
+        .expect("the small fixture sets a client count")
+        .to_string();
+    fs::write(&big, text.replacen(&count, "count = 20000000", 1)).unwrap();
+    let sim = assert_cmd::cargo::cargo_bin("sim");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1500000 && exec \"$0\" run \"$1\" -q --out \"$2\"")
+        .arg(&sim)
+        .arg(&big)
+        .arg(dir.path().join("out"))
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ulimit -v"), "{err}");
+    assert!(!dir.path().join("out").exists());
+}

@@ -282,3 +282,67 @@ fn every_lesson_expects_what_its_run_shows() {
         }
     }
 }
+
+/// A request too deep or too big is refused with a message, and connections
+/// that stall are bounded in number and closed after the header timeout, so
+/// no client can take the playground's memory or its stack.
+#[test]
+fn the_playground_bounds_what_one_client_can_take() {
+    let server = start();
+    // An edit key of thousands of segments: refused, the server lives on.
+    let deep = vec!["a"; 3000].join(".");
+    let (status, body) = http(&server.addr, "POST", "/api/run", &run_body(&[(&deep, "1")]));
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("not a key path"), "{body}");
+    // A load spike of 10^8 requests a second: refused before it runs.
+    let spike = run_body(&[("outage[0].kind", "\"spike\""), ("outage[0].rate", "1e8")]);
+    let (status, body) = http(&server.addr, "POST", "/api/run", &spike);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("too big for the playground"), "{body}");
+    // A millisecond bucket over 90 s, 4 strategies: too many buckets.
+    let fine = run_body(&[
+        ("metrics.bucket", "\"1ms\""),
+        ("metrics.smoothing", "\"1ms\""),
+    ]);
+    let (status, body) = http(&server.addr, "POST", "/api/run", &fine);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("time buckets"), "{body}");
+
+    // 70 connections that send half a request and stall.
+    let mut stalled: Vec<TcpStream> = (0..70)
+        .map(|_| {
+            let mut s = TcpStream::connect(&server.addr).unwrap();
+            s.write_all(b"POST /api/run HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    let closed = |s: &mut TcpStream, wait: u64| {
+        s.set_read_timeout(Some(Duration::from_secs(wait))).unwrap();
+        let mut b = [0u8; 64];
+        // A close is a read of 0 bytes (or a reset); a timeout is open.
+        !matches!(s.read(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+            || e.kind() == std::io::ErrorKind::TimedOut)
+    };
+    let refused = stalled
+        .iter_mut()
+        .map(|s| closed(s, 2))
+        .filter(|&c| c)
+        .count();
+    assert!(
+        refused >= 6,
+        "connections past the bound are closed at once: {refused}"
+    );
+    // The header timeout (10 s) closes the rest.
+    for (i, s) in stalled.iter_mut().enumerate() {
+        assert!(
+            closed(s, 20),
+            "stalled connection {i} is closed by the header timeout"
+        );
+    }
+    let (status, _) = http(&server.addr, "GET", "/", "");
+    assert_eq!(
+        status, 200,
+        "the playground answers after the stalled clients are gone"
+    );
+}

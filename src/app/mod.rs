@@ -25,6 +25,7 @@ macro_rules! say {
 }
 
 mod delays;
+mod memory;
 mod sweep_run;
 
 use sweep_run::{merge, run_sweep};
@@ -420,19 +421,20 @@ const EVENTS_PER_REQUEST: f64 = 7.0;
 /// Above this many estimated events, `sim run` says what it is about to do.
 const BIG_RUN_EVENTS: f64 = 5e8;
 
-/// Prints, on stderr, an estimate of a large single run's cost before it starts.
 /// Events a run of every strategy of `s` will simulate, roughly, twins
-/// included: what `sim run` warns about and `sim serve` bounds.
+/// included (a twin has no load spike, but is counted at the same cost: an
+/// estimate that errs high): what `sim run` warns about and `sim serve` bounds.
 pub fn estimated_events(s: &Scenario) -> f64 {
     let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
     (0..s.strategies.len())
         .map(|i| {
             let w = s.world_for(i);
-            w.nominal_requests_per_s() * w.duration.as_secs_f64() * EVENTS_PER_REQUEST * twins
+            w.expected_requests() * EVENTS_PER_REQUEST * twins
         })
         .sum()
 }
 
+/// Prints, on stderr, an estimate of a large single run's cost before it starts.
 fn say_cost(s: &Scenario) {
     let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
     let events = estimated_events(s);
@@ -496,9 +498,27 @@ const BYTES_PER_CLIENT: u64 = 96;
 /// Bytes a run holds per time bucket, its own and its twin's.
 const BYTES_PER_BUCKET: u64 = 2 * std::mem::size_of::<crate::metrics::Bucket>() as u64;
 
+/// Bytes one run of world `w` holds, roughly, with buckets of width `bucket`:
+/// a slot and its pending events per client (a load spike's extra requests
+/// are clients of their own while they last: at most all of them at once),
+/// and its own and its twin's time buckets.
+pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> u64 {
+    let clients = match &w.load {
+        model::Load::Closed { clients, .. } | model::Load::OneShot { clients } => {
+            u64::from(*clients)
+        }
+        model::Load::Open { .. } => 0,
+    };
+    let spiked =
+        (w.expected_requests() - w.nominal_requests_per_s() * w.duration.as_secs_f64()).max(0.0);
+    let buckets = w.duration.0 / bucket.0.max(1) + 1;
+    (clients + spiked as u64) * BYTES_PER_CLIENT + buckets * BYTES_PER_BUCKET
+}
+
 /// Refuses, before anything runs, a scenario whose runs in parallel would need
-/// more memory than the machine has available (Linux's MemAvailable; no check
-/// where it cannot be read): an allocation failure mid-run would abort.
+/// more memory than the process can have ([`memory::available`]: the
+/// machine's available memory, the control group's limit, `ulimit -v`; no
+/// check where none can be read): an allocation failure mid-run would abort.
 fn check_memory(opts: &RunOptions, s: &Scenario) -> Result<()> {
     let worlds: Vec<&model::WorldConfig> = match &s.sweep {
         Some(sw) => sw.points.iter().flat_map(|p| &p.worlds).collect(),
@@ -506,16 +526,7 @@ fn check_memory(opts: &RunOptions, s: &Scenario) -> Result<()> {
     };
     let per_run = worlds
         .iter()
-        .map(|w| {
-            let clients = match &w.load {
-                model::Load::Closed { clients, .. } | model::Load::OneShot { clients } => {
-                    u64::from(*clients)
-                }
-                model::Load::Open { .. } => 0,
-            };
-            let buckets = w.duration.0 / s.metrics.bucket.0.max(1) + 1;
-            clients * BYTES_PER_CLIENT + buckets * BYTES_PER_BUCKET
-        })
+        .map(|w| run_bytes(w, s.metrics.bucket))
         .max()
         .unwrap_or(0);
     let runs = match &s.sweep {
@@ -524,15 +535,16 @@ fn check_memory(opts: &RunOptions, s: &Scenario) -> Result<()> {
     };
     let parallel = rayon::current_num_threads().min(runs).max(1) as u64;
     let need = per_run * parallel;
-    let Some(available) = available_memory() else {
+    let Some(available) = memory::available(parallel) else {
         return Ok(());
     };
     if need > available / 10 * 9 {
         let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
         return Err(InputError(format!(
             "{}: {parallel} runs at once would need about {:.1} GiB ({:.1} GiB each), and \
-             the machine has {:.1} GiB available: use fewer clients, or fewer runs at \
-             once with RAYON_NUM_THREADS=1",
+             this process can have {:.1} GiB (the least of the machine's available \
+             memory, its control group's limit and ulimit -v): use fewer clients or a \
+             shorter load spike, or fewer runs at once with RAYON_NUM_THREADS=1",
             opts.scenario.display(),
             gib(need),
             gib(per_run),
@@ -541,14 +553,6 @@ fn check_memory(opts: &RunOptions, s: &Scenario) -> Result<()> {
         .into());
     }
     Ok(())
-}
-
-/// Linux's estimate of the memory available to a new process, in bytes.
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// The rest of `sim run`, writing into the folder `out`.

@@ -272,11 +272,82 @@ impl WorldConfig {
         }
     }
 
+    /// The most logical requests per second the load offers at any time: the
+    /// nominal rate plus the largest load spike's extra rate. The rate the
+    /// stall check allows for.
+    pub fn peak_requests_per_s(&self) -> f64 {
+        let spike = self
+            .outages
+            .iter()
+            .filter_map(|o| match o.kind {
+                OutageKind::Spike { rate } => Some(rate),
+                _ => None,
+            })
+            .fold(0.0, f64::max);
+        self.nominal_requests_per_s() + spike
+    }
+
+    /// Logical requests a run starts, as the load offers them: the nominal
+    /// rate over the run plus every load spike's extra requests. What a run's
+    /// cost scales with.
+    pub fn expected_requests(&self) -> f64 {
+        let end = SimTime::ZERO + self.duration;
+        let spikes: f64 = self
+            .outages
+            .iter()
+            .filter_map(|o| match o.kind {
+                OutageKind::Spike { rate } => {
+                    let (from, to) = (o.start.min(end), o.end.min(end));
+                    Some(rate * (to - from).as_secs_f64())
+                }
+                _ => None,
+            })
+            .sum();
+        self.nominal_requests_per_s() * self.duration.as_secs_f64() + spikes
+    }
+
     /// The same world without its triggers: what "normal" is for recovery.
     pub fn without_triggers(&self) -> WorldConfig {
         WorldConfig {
             outages: Vec::new(),
             ..self.clone()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// An open load of 100/s for 10 s with a spike of `spike` extra requests a
+    /// second from 4 s to 6 s.
+    fn world(spike: &str) -> super::WorldConfig {
+        let text = format!(
+            "name = \"w\"\nduration = \"10s\"\n[clients]\nmodel = \"open\"\nrate = 100\n\
+             [network]\nlatency = {{ dist = \"constant\", value = \"1ms\" }}\n[server]\nworkers = 1\nqueue = 10\nservice = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             [[outage]]\nkind = \"spike\"\nrate = {spike}\nstart = \"4s\"\nend = \"6s\"\n\
+             [[outage]]\nkind = \"reset\"\nstart = \"8s\"\nend = \"9s\"\n\
+             [metrics]\nbaseline = \"2s\"\n[[strategy]]\nname = \"none\"\nbackoff = \"none\"\n"
+        );
+        crate::scenario::parse(&text, Path::new("w.toml"))
+            .unwrap()
+            .world
+    }
+
+    #[test]
+    fn a_load_spike_counts_in_the_peak_rate_and_the_expected_requests() {
+        let w = world("1000000");
+        assert_eq!(w.nominal_requests_per_s(), 100.0);
+        assert_eq!(w.peak_requests_per_s(), 1_000_100.0);
+        assert_eq!(w.expected_requests(), 100.0 * 10.0 + 1e6 * 2.0);
+        // No spike: the nominal rate throughout.
+        let mut calm = w.clone();
+        calm.outages.remove(0);
+        assert_eq!(calm.peak_requests_per_s(), 100.0);
+        assert_eq!(calm.expected_requests(), 1000.0);
+        // A spike past the end of the run counts only while the run lasts.
+        let mut late = w.clone();
+        late.duration = crate::engine::SimDuration::from_secs(5);
+        assert_eq!(late.expected_requests(), 100.0 * 5.0 + 1e6);
     }
 }

@@ -20,6 +20,11 @@ pub enum Seg {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KeyPath(pub Vec<Seg>);
 
+/// The most keys a parsed path may hold: a scenario's deepest key has five
+/// (`strategy[0].budget.kind`), and the setters that follow a path recurse once
+/// a key, so a longer one (from a sweep, or a playground request) is refused.
+pub const MAX_SEGMENTS: usize = 16;
+
 impl KeyPath {
     /// The path of a top-level key.
     pub fn key(name: &str) -> KeyPath {
@@ -47,6 +52,9 @@ impl KeyPath {
     pub fn parse(text: &str) -> Option<KeyPath> {
         let mut segs = Vec::new();
         for part in text.split('.') {
+            if segs.len() >= MAX_SEGMENTS {
+                return None;
+            }
             let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
             let bare = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
             if name.is_empty() || !name.chars().all(bare) {

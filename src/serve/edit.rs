@@ -48,7 +48,14 @@ const BUDGET_KINDS: [&str; 6] = [
 /// says what would be valid. Setting is the sweeps' own (`scenario::sweep::set`:
 /// nested, inline and array tables, and the strategies that override the key).
 fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
-    let path = KeyPath::parse(key).ok_or_else(|| format!("not a key path: {key}"))?;
+    let path = KeyPath::parse(key).ok_or_else(|| {
+        let shown: String = key.chars().take(80).collect();
+        format!(
+            "not a key path of a scenario: {shown}{} (keys, dots and [index], at most {} keys)",
+            if shown.len() < key.len() { "..." } else { "" },
+            crate::scenario::locate::MAX_SEGMENTS
+        )
+    })?;
     let literal = literal.trim();
     if literal.is_empty() {
         return remove(doc, key);
@@ -63,7 +70,14 @@ fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
 /// the default or the preset's value applies again; a path that is not in the
 /// file is already removed.
 fn remove(doc: &mut DocumentMut, key: &str) -> Result<(), String> {
-    let path = KeyPath::parse(key).ok_or_else(|| format!("not a key path: {key}"))?;
+    let path = KeyPath::parse(key).ok_or_else(|| {
+        let shown: String = key.chars().take(80).collect();
+        format!(
+            "not a key path of a scenario: {shown}{} (keys, dots and [index], at most {} keys)",
+            if shown.len() < key.len() { "..." } else { "" },
+            crate::scenario::locate::MAX_SEGMENTS
+        )
+    })?;
     let Some((Seg::Key(last), parents)) = path.0.split_last() else {
         return Err(format!("{key}: cannot remove a list entry"));
     };

@@ -76,6 +76,13 @@ const LESSONS: &str = include_str!("../../assets/serve/lessons.json");
 pub const MAX_EVENTS: f64 = 1.2e8;
 /// The largest client population, which costs memory before any event.
 pub const MAX_CLIENTS: f64 = 1e6;
+/// The most memory one playground request's runs may hold, as
+/// [`crate::app::run_bytes`] estimates it, all strategies together.
+pub const MAX_BYTES: u64 = 512 << 20;
+/// The most time buckets one request's runs may keep, all strategies
+/// together: each is a row of the answer's CSV and a point of every chart
+/// (the shipped scenarios have at most a few thousand).
+pub const MAX_BUCKETS: u64 = 200_000;
 
 /// What the server shares between requests.
 struct AppState {
@@ -89,6 +96,7 @@ pub fn serve(port: u16) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_io()
+        .enable_time()
         .build()
         .context("cannot start the web server's runtime")?;
     runtime.block_on(async move {
@@ -108,15 +116,73 @@ pub fn serve(port: u16) -> Result<()> {
             .route("/api/fields", post(field_list))
             .route("/api/run", post(run))
             .layer(DefaultBodyLimit::max(1 << 20))
-            .with_state(state);
+            .with_state(state)
+            .layer(axum::middleware::from_fn(request_deadline));
         println!("sim serve: the playground is at http://{local}/ (Ctrl-C stops it)");
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("the web server stopped")
+        serve_connections(listener, app).await;
+        Ok(())
     })
+}
+
+/// How long a connection may take to send a request's headers, and may sit
+/// idle between requests, before it is closed.
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long one request may take, from its headers to the answer: reading
+/// its body, waiting for a core, the run.
+const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// Connections served at once; one more is closed at once. A page uses a few.
+const MAX_CONNECTIONS: usize = 64;
+
+/// Accepts connections until Ctrl-C, each served by hyper's HTTP/1 with a
+/// header (and idle) timeout, within a bound on open connections: a client
+/// that connects and stalls cannot hold memory for ever.
+async fn serve_connections(listener: tokio::net::TcpListener, app: Router) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let shutdown = tokio::signal::ctrl_c();
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors and the like: wait, then go on.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => return,
+        };
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            drop(permit);
+        });
+    }
+}
+
+/// Answers 408 to a request not done within [`REQUEST_TIMEOUT`] (a body sent
+/// too slowly, a run that waited too long for a core).
+async fn request_deadline(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => failure(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request took more than {} s and was stopped",
+                REQUEST_TIMEOUT.as_secs()
+            ),
+            None,
+        ),
+    }
 }
 
 async fn page() -> Response {
@@ -290,31 +356,66 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
     })
 }
 
-/// Refuses a run too big for a playground, with what to change.
+/// Refuses a run too big for a playground, with what to change: too many
+/// events (time), clients or bytes (memory), or time buckets (the size of the
+/// answer and of the charts).
 fn check_size(s: &scenario::Scenario, file: &str) -> Result<(), RunError> {
     let events = crate::app::estimated_events(s);
     let mut clients: f64 = 0.0;
+    let mut bytes: u64 = 0;
+    let mut buckets: u64 = 0;
     for i in 0..s.strategies.len() {
+        let w = s.world_for(i);
         if let crate::model::Load::Closed { clients: c, .. }
-        | crate::model::Load::OneShot { clients: c } = s.world_for(i).load
+        | crate::model::Load::OneShot { clients: c } = w.load
         {
             clients = clients.max(f64::from(c));
         }
+        bytes += crate::app::run_bytes(&w, s.metrics.bucket);
+        buckets += w.duration.0 / s.metrics.bucket.0.max(1) + 1;
     }
-    if events > MAX_EVENTS || clients > MAX_CLIENTS {
-        return Err((
+    let refuse = |what: String, key: &str| {
+        Err((
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
-                "{file}: too big for the playground: about {:.0} million events and {clients:.0} clients \
-                 (at most {:.0} million events and {:.0} clients here, a few seconds of work); \
-                 shorten the duration or lower the load or the number of strategies, \
-                 or run it with `sim run`",
+                "{file}: too big for the playground: {what}; run it with `sim run`, which \
+                 has no such bound"
+            ),
+            Some(key.to_string()),
+        ))
+    };
+    if events > MAX_EVENTS || clients > MAX_CLIENTS {
+        return refuse(
+            format!(
+                "about {:.0} million events and {clients:.0} clients (at most {:.0} million \
+                 events and {:.0} clients here, a few seconds of work); shorten the duration \
+                 or lower the load, a load spike's rate or the number of strategies",
                 events / 1e6,
                 MAX_EVENTS / 1e6,
                 MAX_CLIENTS
             ),
-            Some("duration".into()),
-        ));
+            "duration",
+        );
+    }
+    if bytes > MAX_BYTES {
+        return refuse(
+            format!(
+                "about {} MB of memory (at most {} MB here); lower the clients or a load \
+                 spike's rate",
+                bytes >> 20,
+                MAX_BYTES >> 20
+            ),
+            "duration",
+        );
+    }
+    if buckets > MAX_BUCKETS {
+        return refuse(
+            format!(
+                "{buckets} time buckets over the strategies (at most {MAX_BUCKETS} here); \
+                 widen metrics.bucket or shorten the duration"
+            ),
+            "metrics.bucket",
+        );
     }
     Ok(())
 }

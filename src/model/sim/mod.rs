@@ -87,8 +87,8 @@ const CHECK_EVERY: u64 = 1 << 20;
 const STALLED_CHECKS: u64 = 16;
 
 /// A run crawls when it makes more events per simulated second than this
-/// many per request per second its load offers
-/// ([`crate::model::WorldConfig::nominal_requests_per_s`]): a request costs
+/// many per request per second its load offers at its peak, load spikes
+/// included ([`crate::model::WorldConfig::peak_requests_per_s`]): a request costs
 /// about 7 events, and retry storms multiply that by 4 to 8 in the shipped
 /// scenarios, so 700 (100 times the usual) is far above any real one.
 const CRAWL_FACTOR: f64 = 700.0;
@@ -313,7 +313,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         let stall_limit = self.stall_limit();
         let pending_limit = self.pending_limit();
         // The simulated time a check window must cover for the run to move.
-        let fastest = (self.world.nominal_requests_per_s() * CRAWL_FACTOR).max(CRAWL_FLOOR);
+        let fastest = (self.world.peak_requests_per_s() * CRAWL_FACTOR).max(CRAWL_FLOOR);
         let crawl_ns = (CHECK_EVERY as f64 / fastest * 1e9) as u64;
         while let Some((t, ev)) = self.queue.pop() {
             if t >= end {
