@@ -152,9 +152,9 @@ fn a_spike_adds_its_arrivals_and_leaves_the_others_alone() {
     // the extra demand) and the run is normal again when the spike ends.
     assert_eq!(spiked.recovery_time_s, Some(0.0));
     assert!(
-        spiked.lost_requests.unwrap().abs() < 20,
+        spiked.successes_lost.unwrap().abs() < 20,
         "{:?}",
-        spiked.lost_requests
+        spiked.successes_lost
     );
 }
 

@@ -129,7 +129,7 @@ fn the_metastable_collapse_is_still_never() {
         );
         if naive {
             // Lost: every success the twin had from the trigger on, nearly.
-            let lost = r.summary.lost_requests.unwrap();
+            let lost = r.summary.successes_lost.unwrap();
             assert!(lost > 50_000, "{}: lost {lost}", r.name);
         }
     }
@@ -181,7 +181,7 @@ name = "constant-1s"
         // counted up to the recovery bucket, so the retries that succeed in its
         // first milliseconds (the last refusals come back up to a hop and a
         // service late) fall outside: allow 2.5% of the ~1000 refused requests.
-        let lost = r.summary.lost_requests.unwrap();
+        let lost = r.summary.successes_lost.unwrap();
         assert!(lost.abs() <= 25, "seed {seed}: lost {lost}");
         // Every request that arrived during the 2 s was refused and retried 1 s
         // later: those of the first second twice (their first retry is refused

@@ -292,7 +292,7 @@ window.RetryStorm = (function () {
           const p = document.createElement('p');
           p.className = 'hint empty';
           p.textContent = 'No run has this figure' +
-            (chart.name.startsWith('recover') || chart.name === 'lost_requests' || chart.name === 'extra_attempts'
+            (chart.name.startsWith('recover') || chart.name === 'successes_lost' || chart.name === 'extra_attempts'
               ? ': the scenario has no trigger to recover from.' : '.');
           box.appendChild(p);
           box.classList.add('empty');

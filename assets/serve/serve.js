@@ -240,7 +240,7 @@
   let current = null;
   const names = { peak_load_ratio: 'peak load / capacity', failed: 'requests failed',
     retries: 'retries', recovery_time_s: 'recovery (s)', crashes: 'crashes',
-    lost_requests: 'successes lost' };
+    successes_lost: 'successes lost' };
   function figure(pane, strategy, column) {
     const p = panes[pane === 'a' ? 0 : 1];
     if (!p || !p.summary || (pane === 'b' && p.root.hidden)) return null;

@@ -365,22 +365,14 @@ fn fingerprint(s: &Strategy) -> String {
     format!("{:016x}", fnv1a(format!("{s:?}").as_bytes()))
 }
 
-/// How a strategy uses a Retry-After, in words.
+/// How a strategy uses a Retry-After, in words: what it does with one it
+/// honours (below its `retry_after_max`).
 fn retry_after_use(s: &Strategy) -> String {
-    use crate::retry::RetryAfterMode;
-    if !s.policy.use_retry_after {
-        return "Retry-After ignored".into();
-    }
-    match s.policy.retry_after_mode {
-        RetryAfterMode::Replace => "Retry-After honoured".into(),
-        RetryAfterMode::AtLeast { slack } if slack == crate::engine::SimDuration::MAX => {
-            "Retry-After raises the delay".into()
-        }
-        RetryAfterMode::AtLeast { slack } => {
-            format!("Retry-After raises the delay by at most {slack}")
-        }
-        RetryAfterMode::BeforeJitter => "Retry-After raises the delay before its jitter".into(),
-    }
+    let hint = s
+        .policy
+        .retry_after_max
+        .min(crate::engine::SimDuration::from_secs(1));
+    format!("Retry-After {}", s.policy.retry_after_use(hint).words())
 }
 
 fn limit(n: u32) -> String {

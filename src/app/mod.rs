@@ -181,6 +181,25 @@ fn latency(seconds: f64) -> String {
     format!("{v:.decimals$}{unit}")
 }
 
+/// `text` in lines of at most `width` characters, broken at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// "1 outage", "2 outages".
 pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -660,6 +679,14 @@ fn print_summary(
         "capacity {capacity}, {} simulated per strategy\n",
         s.world.duration
     );
+    let shows = crate::metrics::takeaway::takeaway(report).join(" ");
+    if !shows.is_empty() {
+        say!("What this run shows:");
+        for line in wrap(&shows, 78) {
+            say!("  {line}");
+        }
+        say!();
+    }
     let width = report
         .runs
         .iter()
@@ -667,16 +694,17 @@ fn print_summary(
         .max()
         .unwrap_or(8)
         .max(8);
+    let trigger = !report.outages.is_empty();
     say!(
-        "{:width$}  {:>9} {:>8} {:>6} {:>10} {:>8} {:>9} {:>7} {:>7} {:>8} {:>8}",
+        "{:width$}  {:>9} {:>8} {:>9} {:>8} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8}",
         "strategy",
         "requests",
         "failed",
-        "ampl",
-        "peak/s",
-        "peak/cap",
         "recovery",
         "lost",
+        "crashes",
+        "ampl",
+        "peak/cap",
         "extra",
         "p50",
         "p99"
@@ -685,23 +713,32 @@ fn print_summary(
     for r in &report.runs {
         let m = &r.summary;
         say!(
-            "{:width$}  {:>9} {:>8} {:>6.3} {:>10.0} {:>8} {:>9} {:>7} {:>7} {:>8} {:>8}",
+            "{:width$}  {:>9} {:>8} {:>9} {:>8} {:>7} {:>6.3} {:>8} {:>8} {:>8} {:>8}",
             r.name,
             m.logical_requests,
             m.failed,
+            match (m.recovery_time_s, trigger) {
+                (_, false) => "-".to_string(),
+                (None, true) => "never".to_string(),
+                (Some(v), true) => format!("{v:.1}s"),
+            },
+            m.successes_lost.map_or("-".to_string(), |v| v.to_string()),
+            m.totals.crashes,
             m.amplification,
-            m.peak_attempts_per_s,
             m.peak_load_ratio
                 .map_or("-".to_string(), |r| format!("{r:.2}")),
-            match (m.recovery_time_s, report.outages.is_empty()) {
-                (_, true) => "-".to_string(),
-                (None, false) => "never".to_string(),
-                (Some(v), false) => format!("{v:.1}s"),
-            },
-            m.lost_requests.map_or("-".to_string(), |v| v.to_string()),
-            m.extra_attempts.map_or("-".to_string(), |v| v.to_string()),
+            m.extra_attempts
+                .map_or("-".to_string(), |v| format!("{v:+}")),
             secs(m.latency_p50_s),
             secs(m.latency_p99_s),
+        );
+    }
+    if trigger {
+        say!(
+            "\nrecovery: after the trigger's end, until goodput and backlog are back to the same \
+             run without\nthe trigger for good; lost: successes that run had and this one did \
+             not, until then; extra:\nattempts beyond it (negative: fewer). Every figure is in \
+             summary.csv."
         );
     }
     let events: u64 = report

@@ -11,7 +11,7 @@ use crate::export::sweep_csv;
 use crate::output::{Staging, write_atomic};
 use crate::plot;
 use crate::scenario::{self, Scenario, Sweep};
-use crate::sweep::figures::FIGURES;
+use crate::sweep::figures::{Estimate, FIGURES, Stat};
 use crate::sweep::shard;
 use crate::sweep::{self, SweepReport};
 
@@ -200,10 +200,20 @@ fn print_sweep(
         .max(5);
     let mut header = format!("{:>at_width$}  {:width$}", "point", "strategy");
     for &f in &shown {
-        header.push_str(&format!(" {:>14} {:>10}", FIGURES[f].name, "+-95%"));
+        // What the second column is depends on the figure's statistic.
+        let second = match FIGURES[f].stat {
+            Stat::Mean => "+-95%",
+            Stat::Median => "max",
+            Stat::Share => "95% interval",
+        };
+        header.push_str(&format!(" {:>14} {:>13}", FIGURES[f].name, second));
     }
     say!("{header}");
-    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    let show = |v: Option<f64>| match v {
+        Some(v) if v.is_infinite() => "never".to_string(),
+        Some(v) => format!("{v:.3}"),
+        None => "-".to_string(),
+    };
     for row in &report.rows {
         let mut line = format!(
             "{:>at_width$}  {:width$}",
@@ -211,8 +221,19 @@ fn print_sweep(
             row.strategy
         );
         for &f in &shown {
-            let (m, h) = row.stats[f];
-            line.push_str(&format!(" {:>14} {:>10}", show(m), show(h)));
+            let second = match row.stats[f] {
+                Estimate::Mean { ci95, .. } => show(ci95),
+                Estimate::Median { max, .. } => show(max),
+                Estimate::Share { low, high, .. } => match (low, high) {
+                    (Some(l), Some(h)) => format!("{l:.2} to {h:.2}"),
+                    _ => "-".to_string(),
+                },
+            };
+            line.push_str(&format!(
+                " {:>14} {:>13}",
+                show(row.stats[f].value()),
+                second
+            ));
         }
         say!("{line}");
     }

@@ -60,7 +60,7 @@ const MAIN_COLUMNS: [(&str, &str, &str); 10] = [
         "seconds from the end of the trigger until the run is back to normal for good, judged against the same run without the trigger",
     ),
     (
-        "lost_requests",
+        "successes_lost",
         "successes lost",
         "successes the run without the trigger had and this run did not, until recovery",
     ),
@@ -222,13 +222,16 @@ pub fn sweep_page(p: &SweepPage) -> String {
         .iter()
         .map(|&(f, log)| {
             let fig = &FIGURES[f];
-            let [a, b] = fig.suffixes();
+            let suffixes = fig.suffixes();
             serde_json::json!({
                 "name": fig.name,
                 "label": fig.label,
-                "column": format!("{}_{a}", fig.name),
-                "spread": format!("{}_{b}", fig.name),
-                "stat": if fig.stat == Stat::Median { "median" } else { "mean" },
+                "column": format!("{}_{}", fig.name, suffixes[0]),
+                "stat": match fig.stat {
+                    Stat::Mean => "mean",
+                    Stat::Median => "median",
+                    Stat::Share => "share",
+                },
                 "log": log,
             })
         })
@@ -329,27 +332,18 @@ pub fn sweep_page(p: &SweepPage) -> String {
     ));
     for &(f, _) in &sw.charts {
         let fig = &FIGURES[f];
-        let [a, b] = fig.suffixes();
-        let (what_a, what_b) = match fig.stat {
-            Stat::Mean => (
-                "mean over the runs",
-                "half-width of the 95% confidence interval of the mean",
-            ),
-            Stat::Median => (
-                "median over the runs (never: not within the run)",
-                "largest over the runs",
-            ),
-        };
-        main.push((
-            format!("{}_{a}", fig.name),
-            format!("{} ({a})", fig.name),
-            format!("{}: {what_a}", fig.label),
-        ));
-        main.push((
-            format!("{}_{b}", fig.name),
-            b.to_string(),
-            format!("{}: {what_b}", fig.label),
-        ));
+        for (i, (suffix, what)) in fig.suffixes().iter().zip(fig.column_meanings()).enumerate() {
+            let heading = if i == 0 {
+                format!("{} ({suffix})", fig.name)
+            } else {
+                suffix.to_string()
+            };
+            main.push((
+                format!("{}_{suffix}", fig.name),
+                heading,
+                format!("{}: {what}", fig.label),
+            ));
+        }
     }
     body.push_str(&column_table(&summary, &main));
     body.push_str(
@@ -409,7 +403,7 @@ fn column_table(csv_text: &str, columns: &[(String, String, String)]) -> String 
                 if v.is_empty() {
                     "&ndash;".into()
                 } else {
-                    esc(v)
+                    esc(&readable(v))
                 }
             );
         }
@@ -417,6 +411,19 @@ fn column_table(csv_text: &str, columns: &[(String, String, String)]) -> String 
     }
     t.push_str("</tbody></table></div>");
     t
+}
+
+/// A CSV value as a table shows it: a decimal with four significant digits
+/// (the CSV keeps every digit), anything else as it is.
+fn readable(v: &str) -> String {
+    match v.parse::<f64>() {
+        Ok(x) if v.contains('.') && x.is_finite() && x != 0.0 => {
+            let magnitude = x.abs().log10().floor() as i32;
+            let decimals = (3 - magnitude).clamp(0, 6) as usize;
+            format!("{x:.decimals$}")
+        }
+        _ => v.to_string(),
+    }
 }
 
 /// How to read the figures and charts, for every run's page.
@@ -586,6 +593,16 @@ fn hex(c: plotters::style::RGBColor) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_show_four_significant_digits_of_a_full_precision_csv() {
+        assert_eq!(readable("1234.5678"), "1235");
+        assert_eq!(readable("0.30000000000000004"), "0.3000");
+        assert_eq!(readable("0.000123456"), "0.000123");
+        assert_eq!(readable("12"), "12");
+        assert_eq!(readable("never"), "never");
+        assert_eq!(readable("-3.14159"), "-3.142");
+    }
 
     #[test]
     fn script_content_cannot_close_its_element() {

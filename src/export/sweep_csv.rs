@@ -1,7 +1,10 @@
 //! The files of a sweep: `summary.csv`, one row per (point, strategy) with the
 //! summary of every figure (mean and 95% confidence half-width; for the recovery
-//! time, median and largest value, `never` for a run that never recovered), and `timeline.csv`,
-//! attempts per bucket of replication 0 at the last point.
+//! time, median and largest value, `never` for a run that never recovered; for
+//! the share of runs that recovered, the share and its Wilson interval), every
+//! value with all its digits (the shortest decimal that reads back as the same
+//! number), and `timeline.csv`, attempts per bucket of replication 0 at the
+//! last point.
 
 use super::{ExportError, fixed, to_csv};
 use crate::sweep::SweepReport;
@@ -33,22 +36,24 @@ pub fn summary(r: &SweepReport) -> Result<Vec<u8>, ExportError> {
             row.strategy.clone(),
             row.runs.to_string(),
             row.incomplete_runs.to_string(),
-            row.recovered_runs.to_string(),
+            row.recovered_runs.map_or(String::new(), |n| n.to_string()),
         ]);
-        for (f, (a, b)) in FIGURES.iter().zip(&row.stats) {
-            cells.push(finite_or_never(*a, f.decimals));
-            cells.push(finite_or_never(*b, f.decimals));
+        for estimate in &row.stats {
+            cells.extend(estimate.columns().into_iter().map(exact_or_never));
         }
         cells
     });
     to_csv(std::iter::once(header).chain(rows))
 }
 
-/// `v` as [`fixed`] writes it, or `never` for an infinite recovery time.
-fn finite_or_never(v: Option<f64>, decimals: usize) -> String {
+/// `v` in full (the shortest decimal that reads back as the same `f64`: a
+/// mean of about one request a run is not rounded away), empty for none, or
+/// `never` for an infinite recovery time.
+fn exact_or_never(v: Option<f64>) -> String {
     match v {
         Some(v) if v.is_infinite() => "never".to_string(),
-        _ => fixed(v, decimals),
+        Some(v) => v.to_string(),
+        None => String::new(),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod recovery;
 pub mod report;
 pub mod stats;
 pub mod summary;
+pub mod takeaway;
 
 pub use histogram::Histogram;
 pub use recorder::{Bucket, Recorder, Totals};

@@ -42,8 +42,13 @@ pub struct Recovery {
     /// first trigger starts to the recovery (the run's end if it never
     /// recovered), plus the requests a load spike added (demand the twin did
     /// not have): requests failed or never served because of the trigger.
-    pub lost_requests: i64,
-    /// Attempts the run sent beyond the twin's over the same buckets.
+    /// Never negative: a run that served more than its twin over the window
+    /// (which only noise does, as the run and its twin drift apart after the
+    /// trigger) lost none.
+    pub successes_lost: u64,
+    /// Attempts the run sent beyond the twin's over the same buckets. Negative
+    /// when it sent fewer: clients waiting out timeouts or backoffs, breakers
+    /// and budgets holding retries back, requests given up at once.
     pub extra_attempts: i64,
 }
 
@@ -161,7 +166,7 @@ pub fn judge(
     };
     Recovery {
         time_s: at.map(|i| SimDuration((i as u64 * w).saturating_sub(end.0)).as_secs_f64()),
-        lost_requests: diff(|b| b.successes) + added as i64,
+        successes_lost: (diff(|b| b.successes) + added as i64).max(0) as u64,
         extra_attempts: -diff(|b| b.attempts),
     }
 }
@@ -208,7 +213,7 @@ mod tests {
         let r = judge(&cfg(1), &run, &flat(10, 100), (at(3), at(4)), 0);
         assert_eq!(r.time_s, Some(3.0));
         // Lost: 100 in the trigger, 50 in the dip.
-        assert_eq!(r.lost_requests, 150);
+        assert_eq!(r.successes_lost, 150);
         assert_eq!(r.extra_attempts, -150);
     }
 
@@ -219,7 +224,7 @@ mod tests {
         assert_eq!(r.time_s, Some(0.0));
         // Counted to the recovery only: with no backlog left, the surplus after
         // it is not the trigger's to make up.
-        assert_eq!(r.lost_requests, 100);
+        assert_eq!(r.successes_lost, 100);
     }
 
     #[test]
@@ -259,7 +264,7 @@ mod tests {
         let run = buckets(&[100, 100, 0, 0, 0, 0], &[0.0; 6]);
         let r = judge(&cfg(2), &run, &flat(6, 100), (at(2), at(3)), 0);
         assert_eq!(r.time_s, None);
-        assert_eq!(r.lost_requests, 400);
+        assert_eq!(r.successes_lost, 400);
     }
 
     #[test]
@@ -278,7 +283,7 @@ mod tests {
         );
         assert_eq!(r.time_s, Some(0.0));
         // The dip is after the recovery, so it is not counted as lost.
-        assert_eq!(r.lost_requests, 0);
+        assert_eq!(r.successes_lost, 0);
     }
 
     /// Random series: the same buckets as their own twin have recovered at the
@@ -307,13 +312,19 @@ mod tests {
             if first_window <= n {
                 assert_eq!(same.time_s, Some(0.0), "case {case}");
             }
-            assert_eq!((same.lost_requests, same.extra_attempts), (0, 0));
+            assert_eq!((same.successes_lost, same.extra_attempts), (0, 0));
             let mut worse = twin.clone();
+            let mut removed = 0;
             for b in worse.iter_mut().skip(end as usize - 1) {
-                b.successes -= rng.random_range(0..=b.successes);
+                let cut = rng.random_range(0..=b.successes);
+                b.successes -= cut;
+                removed += cut;
             }
             let r = judge(&c, &worse, &twin, span, 0);
-            assert!(r.lost_requests >= 0, "case {case}");
+            assert!(
+                r.successes_lost <= removed,
+                "case {case}: lost more than removed"
+            );
             if let (Some(a), Some(b)) = (same.time_s, r.time_s) {
                 assert!(b >= a, "case {case}");
             }

@@ -1,4 +1,5 @@
-//! Means and 95% confidence intervals over replications (Student t).
+//! Means and 95% confidence intervals over replications (Student t), and
+//! 95% intervals for a share of runs (Wilson).
 
 /// Two-sided 97.5% quantiles of Student's t for 1 to 30 degrees of freedom.
 const T975: [f64; 30] = [
@@ -61,9 +62,53 @@ pub fn mean_ci95(xs: &[f64]) -> (Option<f64>, Option<f64>) {
     )
 }
 
+/// A share of `k` runs out of `n` and its Wilson score 95% interval
+/// `(share, low, high)` (Wilson 1927; the interval Brown, Cai and DasGupta 2001
+/// recommend for small `n`): unlike the mean's t interval, it stays within
+/// [0, 1] and is not empty at a share of 0 or 1. `None` for no runs.
+pub fn wilson95(k: u64, n: u64) -> Option<(f64, f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    let z: f64 = 1.959_964;
+    let (nf, p) = (n as f64, k as f64 / n as f64);
+    let z2n = z * z / nf;
+    let centre = (p + z2n / 2.0) / (1.0 + z2n);
+    let half = z / (1.0 + z2n) * (p * (1.0 - p) / nf + z2n / (4.0 * nf)).sqrt();
+    Some((p, (centre - half).max(0.0), (centre + half).min(1.0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wilson_intervals_match_published_values_and_stay_in_bounds() {
+        // Brown, Cai and DasGupta (2001) and Newcombe (1998), table I: 81 of
+        // 263 gives 0.2553 to 0.3662; 15 of 148 gives 0.0624 to 0.1605.
+        let (p, lo, hi) = wilson95(81, 263).unwrap();
+        assert!((p - 81.0 / 263.0).abs() < 1e-12);
+        assert!(
+            (lo - 0.2553).abs() < 5e-4 && (hi - 0.3662).abs() < 5e-4,
+            "{lo} {hi}"
+        );
+        let (_, lo, hi) = wilson95(15, 148).unwrap();
+        assert!(
+            (lo - 0.0624).abs() < 5e-4 && (hi - 0.1605).abs() < 5e-4,
+            "{lo} {hi}"
+        );
+        // Newcombe's 0 of 20: 0 to 0.1611; 1 of 3 stays in [0, 1].
+        let (_, lo, hi) = wilson95(0, 20).unwrap();
+        assert!(lo == 0.0 && (hi - 0.1611).abs() < 5e-4, "{hi}");
+        for (k, n) in [(1, 3), (0, 1), (1, 1), (2, 2)] {
+            let (p, lo, hi) = wilson95(k, n).unwrap();
+            assert!(
+                (0.0..=p).contains(&lo) && (p..=1.0).contains(&hi),
+                "{k}/{n}"
+            );
+        }
+        assert_eq!(wilson95(0, 0), None);
+    }
 
     #[test]
     fn t_quantiles_match_published_tables() {

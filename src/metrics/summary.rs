@@ -60,9 +60,10 @@ pub struct Summary {
     /// no trigger.
     pub recovery_time_s: Option<f64>,
     /// Successes the twin had and this run did not, from the trigger to the
-    /// recovery (or the end); `None` without a trigger.
-    pub lost_requests: Option<i64>,
-    /// Attempts beyond the twin's over the same buckets; `None` without a trigger.
+    /// recovery (or the end), never negative; `None` without a trigger.
+    pub successes_lost: Option<u64>,
+    /// Attempts beyond the twin's over the same buckets, negative when the run
+    /// sent fewer; `None` without a trigger.
     pub extra_attempts: Option<i64>,
     /// The largest backlog (queued plus waiting to retry, time-averaged over a
     /// bucket) in the run.
@@ -122,7 +123,7 @@ pub fn summarize(
         peak_attempts_per_s: peak,
         peak_load_ratio: capacity_per_s.filter(|c| *c > 0.0).map(|c| peak / c),
         recovery_time_s: recovery.and_then(|r| r.time_s),
-        lost_requests: recovery.map(|r| r.lost_requests),
+        successes_lost: recovery.map(|r| r.successes_lost),
         extra_attempts: recovery.map(|r| r.extra_attempts),
         peak_backlog: buckets.iter().map(Bucket::backlog).fold(0.0, f64::max),
         latency_p50_s: latency.quantile(0.5).map(SimDuration::as_secs_f64),
@@ -207,7 +208,7 @@ mod tests {
         assert_eq!(s.baseline_goodput_per_s, Some(10.0));
         // The bucket 9..10 s starts the good run: 2 s after the outage ended at 7 s.
         assert_eq!(s.recovery_time_s, Some(2.0));
-        assert_eq!((s.lost_requests, s.extra_attempts), (Some(25), Some(-25)));
+        assert_eq!((s.successes_lost, s.extra_attempts), (Some(25), Some(-25)));
         assert_eq!(s.peak_attempts_per_s, 10.0);
         assert_eq!(s.peak_load_ratio, Some(0.5));
     }
@@ -226,7 +227,7 @@ mod tests {
             Some(10.0),
         );
         assert_eq!((s.baseline_goodput_per_s, s.recovery_time_s), (None, None));
-        assert_eq!((s.lost_requests, s.extra_attempts), (None, None));
+        assert_eq!((s.successes_lost, s.extra_attempts), (None, None));
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             });
             let lost = run
                 .summary
-                .lost_requests
+                .successes_lost
                 .map_or(String::new(), |l| format!("; {l} successes lost"));
             Row {
                 caption: format!(

@@ -49,7 +49,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         Panel {
             title: "successes lost to the trigger",
             unit: "",
-            values: figure(|s| s.lost_requests),
+            values: figure(|s| s.successes_lost.map(|v| v as i64)),
             decimals: 0,
         },
         Panel {

@@ -22,24 +22,28 @@ fn strategies(r: &SweepReport) -> Vec<String> {
     names
 }
 
-/// (x, value, band half-width) of `figure` for strategy `name`, points in order;
-/// points without the figure are left out. The value is the mean (band: the 95%
-/// confidence interval) or, for a median figure, the median (no band; infinite
-/// for "never").
-fn series(r: &SweepReport, name: &str, figure: usize) -> Vec<(f64, f64, f64)> {
+/// (x, value, band low, band high) of `figure` for strategy `name`, points in
+/// order; points without the figure are left out. The value is the mean or the
+/// share (band: its 95% interval) or, for a median figure, the median (no
+/// band; infinite for "never").
+fn series(r: &SweepReport, name: &str, figure: usize) -> Vec<Point> {
     let axis = &r.sweep.axes[0];
-    let median = FIGURES[figure].stat == Stat::Median;
     r.rows
         .iter()
         .filter(|row| row.strategy == name)
         .filter_map(|row| {
-            let (value, ci) = row.stats[figure];
+            let e = row.stats[figure];
             let x = axis.values[r.sweep.points[row.point].coords[0]].x;
-            let band = if median { 0.0 } else { ci.unwrap_or(0.0) };
-            value.map(|v| (x, v, band))
+            e.value().map(|v| {
+                let (lo, hi) = e.interval().unwrap_or((v, v));
+                (x, v, lo, hi)
+            })
         })
         .collect()
 }
+
+/// A point of a line chart: x, value, and its band's low and high ends.
+type Point = (f64, f64, f64, f64);
 
 /// "mean of 5 runs per point", or "median of ..." for a median figure.
 fn statistic(r: &SweepReport, f: &Figure, per: &str) -> String {
@@ -56,6 +60,10 @@ fn statistic(r: &SweepReport, f: &Figure, per: &str) -> String {
         ),
         Stat::Median => format!(
             "median of {runs} run{} per {per}, a run that never recovered counted as never",
+            if runs == 1 { "" } else { "s" }
+        ),
+        Stat::Share => format!(
+            "share of {runs} run{} per {per}; band: 95% interval (Wilson)",
             if runs == 1 { "" } else { "s" }
         ),
     }
@@ -165,14 +173,14 @@ fn legend_column(
 pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8>, PlotError> {
     let f: &Figure = &FIGURES[figure];
     let names = strategies(r);
-    let all: Vec<Vec<(f64, f64, f64)>> = names.iter().map(|n| series(r, n, figure)).collect();
+    let all: Vec<Vec<Point>> = names.iter().map(|n| series(r, n, figure)).collect();
     let xs: Vec<f64> = r.sweep.axes[0].values.iter().map(|v| v.x).collect();
     let (x_lo, x_hi) = (xs[0], xs[xs.len() - 1]);
     let pad = ((x_hi - x_lo) * 0.02).max(1e-9);
     let x_range = (x_lo - pad)..(x_hi + pad);
     let finite = || all.iter().flatten().filter(|p| p.1.is_finite());
     let never = all.iter().flatten().any(|p| p.1.is_infinite());
-    let y_top = finite().map(|p| p.1 + p.2).fold(0.0, f64::max);
+    let y_top = finite().map(|p| p.3).fold(0.0, f64::max);
     // The log axis starts at the smallest positive value (bands may dip below).
     let y_floor = finite()
         .map(|p| p.1)
@@ -218,15 +226,15 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                 for (i, pts) in all.iter().enumerate() {
                     let colour = style::colour(i);
                     let clip = $clip;
-                    let shown: Vec<(f64, f64, f64)> = pts
+                    let shown: Vec<Point> = pts
                         .iter()
-                        .map(|&(x, m, h)| (x, if m.is_finite() { m } else { never_y }, h))
+                        .map(|&(x, m, lo, hi)| (x, if m.is_finite() { m } else { never_y }, lo, hi))
                         .collect();
-                    if f.stat == Stat::Mean {
+                    if f.stat != Stat::Median {
                         let band: Vec<(f64, f64)> = shown
                             .iter()
-                            .map(|&(x, m, h)| (x, m + h))
-                            .chain(shown.iter().rev().map(|&(x, m, h)| (x, clip(m - h))))
+                            .map(|&(x, _, _, hi)| (x, hi))
+                            .chain(shown.iter().rev().map(|&(x, _, lo, _)| (x, clip(lo))))
                             .collect();
                         chart
                             .draw_series(std::iter::once(Polygon::new(
@@ -240,7 +248,7 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
                     for run in pts.split(|p| p.1.is_infinite()) {
                         line(&mut chart, i, run.iter().map(|p| (p.0, p.1)).collect())?;
                     }
-                    for (&(x, m, _), p) in pts.iter().zip(&shown) {
+                    for (&(x, m, _, _), p) in pts.iter().zip(&shown) {
                         if m.is_finite() {
                             marker(&mut chart, i, (p.0, p.1), colour)?;
                         } else {
@@ -313,11 +321,11 @@ pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8
     })
 }
 
-fn points_min(all: &[Vec<(f64, f64, f64)>]) -> f64 {
+fn points_min(all: &[Vec<Point>]) -> f64 {
     all.iter()
         .flatten()
         .filter(|p| p.1.is_finite())
-        .map(|p| p.1 - p.2)
+        .map(|p| p.2)
         .fold(0.0, f64::min)
 }
 
@@ -379,14 +387,14 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
     let shown: Vec<f64> = r
         .rows
         .iter()
-        .filter_map(|row| row.stats[figure].0)
+        .filter_map(|row| row.stats[figure].value())
         .filter(|v| v.is_finite() && (!log || *v > 0.0))
         .map(scale)
         .collect();
     let never = r
         .rows
         .iter()
-        .any(|row| row.stats[figure].0.is_some_and(f64::is_infinite));
+        .any(|row| row.stats[figure].value().is_some_and(f64::is_infinite));
     let mut lo = shown.iter().copied().fold(f64::INFINITY, f64::min);
     let mut hi = shown.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     // A map of one value (every run recovered, no crash anywhere) gets a scale
@@ -460,7 +468,7 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
             for row in r.rows.iter().filter(|row| &row.strategy == name) {
                 let c = &r.sweep.points[row.point].coords;
                 let (i, j) = (c[0] as i32, c[1] as i32);
-                let mean = row.stats[figure].0.filter(|v| !log || *v > 0.0);
+                let mean = row.stats[figure].value().filter(|v| !log || *v > 0.0);
                 let fill = match mean {
                     None => RGBColor(0xDD, 0xDD, 0xDD),
                     Some(v) if v.is_infinite() => style::NEVER,

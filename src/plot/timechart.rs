@@ -419,7 +419,7 @@ mod tests {
             peak_attempts_per_s: 0.0,
             peak_load_ratio: None,
             recovery_time_s: t,
-            lost_requests: None,
+            successes_lost: None,
             extra_attempts: None,
             peak_backlog: 0.0,
             latency_p50_s: None,

@@ -14,5 +14,5 @@ pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use breaker::{Breaker, BreakerConfig};
 pub use budget::{Budget, BudgetConfig, ConcurrencyLimit};
 pub use outcome::{Outcome, OutcomeSet};
-pub use policy::{Decision, GiveUp, RetryAfterMode, RetryPolicy, Strategy};
+pub use policy::{Decision, GiveUp, RetryAfterMode, RetryAfterUse, RetryPolicy, Strategy};
 pub use throttle::{Throttle, ThrottleConfig};

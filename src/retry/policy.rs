@@ -80,6 +80,51 @@ pub enum RetryAfterMode {
     BeforeJitter,
 }
 
+/// What a policy does with a Retry-After of a given length: the one answer
+/// that both the retry decision and every note about it (`sim validate`, `sim
+/// run`'s warnings, `sim delays`, `sim presets`) read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryAfterUse {
+    /// Not honoured: the policy ignores Retry-After, or this one is longer
+    /// than `retry_after_max`; the backoff's delay stands.
+    Ignored,
+    /// The delay is the Retry-After.
+    Replaces,
+    /// The delay is the backoff's, raised towards the Retry-After by at most
+    /// `slack` ([`RetryAfterMode::AtLeast`]).
+    RaisesBy {
+        /// Largest raise; `SimDuration::MAX`: none.
+        slack: SimDuration,
+    },
+    /// The Retry-After raises the backoff's value before its jitter.
+    RaisesBeforeJitter,
+}
+
+impl RetryAfterUse {
+    /// Whether the Retry-After takes the backoff's place, so that strategies
+    /// differing only in backoff act alike after it.
+    pub fn replaces_backoff(self) -> bool {
+        self == RetryAfterUse::Replaces
+    }
+
+    /// In words, as the notes say it: "replaces the backoff", ...
+    pub fn words(self) -> String {
+        match self {
+            RetryAfterUse::Ignored => "is ignored (the backoff's delay stands)".into(),
+            RetryAfterUse::Replaces => "replaces the backoff".into(),
+            RetryAfterUse::RaisesBy { slack } if slack == SimDuration::MAX => {
+                "raises the backoff's delay to at least the Retry-After".into()
+            }
+            RetryAfterUse::RaisesBy { slack } => {
+                format!("raises the backoff's delay towards the Retry-After by at most {slack}")
+            }
+            RetryAfterUse::RaisesBeforeJitter => {
+                "raises the backoff's value to the Retry-After before its jitter".into()
+            }
+        }
+    }
+}
+
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
@@ -109,6 +154,18 @@ pub struct Attempted {
 }
 
 impl RetryPolicy {
+    /// What this policy does with a Retry-After of `hint`.
+    pub fn retry_after_use(&self, hint: SimDuration) -> RetryAfterUse {
+        if !self.use_retry_after || hint > self.retry_after_max {
+            return RetryAfterUse::Ignored;
+        }
+        match self.retry_after_mode {
+            RetryAfterMode::Replace => RetryAfterUse::Replaces,
+            RetryAfterMode::AtLeast { slack } => RetryAfterUse::RaisesBy { slack },
+            RetryAfterMode::BeforeJitter => RetryAfterUse::RaisesBeforeJitter,
+        }
+    }
+
     /// Decides what follows `outcome` at `now`. `retry_after` is the server's hint.
     /// On a retry, `state.memory` is what the backoff remembers for the next one.
     pub fn decide<R: Rng + ?Sized>(
@@ -137,24 +194,24 @@ impl RetryPolicy {
             }
             _ => backoff,
         };
-        let hinted = retry_after.filter(|ra| self.use_retry_after && *ra <= self.retry_after_max);
         let n = state.retries + 1;
-        let delay = match (hinted, self.retry_after_mode) {
-            (Some(ra), RetryAfterMode::Replace) => {
+        let used = retry_after.map(|ra| (ra, self.retry_after_use(ra)));
+        let delay = match used {
+            Some((ra, RetryAfterUse::Replaces)) => {
                 state.memory = backoff.memory_after_hint(n, ra, state.memory, rng);
                 ra
             }
-            (Some(ra), RetryAfterMode::AtLeast { slack }) => {
+            Some((ra, RetryAfterUse::RaisesBy { slack })) => {
                 let (delay, memory) = backoff.delay(n, state.memory, rng);
                 state.memory = memory;
                 delay.max(ra.min(delay + slack))
             }
-            (Some(ra), RetryAfterMode::BeforeJitter) => {
+            Some((ra, RetryAfterUse::RaisesBeforeJitter)) => {
                 let (delay, memory) = backoff.delay_at_least(n, state.memory, ra, rng);
                 state.memory = memory;
                 delay
             }
-            (None, _) => {
+            None | Some((_, RetryAfterUse::Ignored)) => {
                 let (delay, memory) = backoff.delay(n, state.memory, rng);
                 state.memory = memory;
                 delay
@@ -310,6 +367,42 @@ mod tests {
             decide(&deaf, Outcome::Status503, ra, state(1), SimTime::ZERO),
             Decision::Retry(SimDuration::from_millis(400))
         );
+    }
+
+    #[test]
+    fn what_a_retry_after_does_is_said_as_the_decision_takes_it() {
+        let p = |mode| RetryPolicy {
+            retry_after_mode: mode,
+            ..RetryPolicy::default()
+        };
+        let hint = SimDuration::from_secs(3);
+        let replace = p(RetryAfterMode::Replace).retry_after_use(hint);
+        assert!(replace.replaces_backoff() && replace.words().contains("replaces"));
+        for mode in [
+            RetryAfterMode::AtLeast {
+                slack: SimDuration::from_secs(5),
+            },
+            RetryAfterMode::BeforeJitter,
+        ] {
+            let used = p(mode).retry_after_use(hint);
+            assert!(!used.replaces_backoff(), "{mode:?}");
+            assert!(
+                !used.words().contains("replaces"),
+                "{mode:?}: {}",
+                used.words()
+            );
+        }
+        // Over retry_after_max, or with use_retry_after = false: ignored.
+        let long = SimDuration::from_secs(61);
+        assert_eq!(
+            p(RetryAfterMode::Replace).retry_after_use(long),
+            RetryAfterUse::Ignored
+        );
+        let off = RetryPolicy {
+            use_retry_after: false,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(off.retry_after_use(hint), RetryAfterUse::Ignored);
     }
 
     #[test]

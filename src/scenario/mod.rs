@@ -156,17 +156,21 @@ pub fn retry_after_notes(s: &Scenario) -> Vec<String> {
                 sent.push(("the server's 429s (shedding)".to_string(), ra));
             }
         }
-        let honoured: Vec<String> = sent
-            .iter()
-            .filter(|(_, ra)| st.policy.use_retry_after && *ra <= st.policy.retry_after_max)
-            .map(|(what, ra)| format!("{what} (Retry-After: {ra})"))
-            .collect();
-        if !honoured.is_empty() {
+        for (what, ra) in sent {
+            let used = st.policy.retry_after_use(ra);
+            if used == crate::retry::RetryAfterUse::Ignored {
+                continue;
+            }
             notes.push(format!(
-                "strategy \"{}\": after {} the Retry-After replaces its backoff \
-                 (use_retry_after = true, the default; set it to false to compare backoffs there)",
+                "strategy \"{}\": after {what} (Retry-After: {ra}) the Retry-After {}{}",
                 st.name,
-                honoured.join(" and ")
+                used.words(),
+                if used.replaces_backoff() {
+                    " (use_retry_after = true, the default; set it to false to compare \
+                     backoffs there)"
+                } else {
+                    ""
+                }
             ));
         }
     }

@@ -6,7 +6,9 @@
 //! The recovery time is not: a run that never recovers has no finite recovery
 //! time, and a mean over the runs that did would show a cell where most runs
 //! never recover as a quick recovery. It is summarised by its median and its
-//! largest value over all runs, with "never" counted as infinite.
+//! largest value over all runs, with "never" counted as infinite. The share of
+//! runs that recovered is a proportion: its interval is Wilson's, which stays
+//! within [0, 1], not the mean's.
 
 use crate::metrics::{Bucket, MetricsConfig, Summary};
 use crate::retry::Outcome;
@@ -19,7 +21,7 @@ pub struct Figure {
     pub name: &'static str,
     /// Axis label, with its unit.
     pub label: &'static str,
-    /// Decimals written in CSV.
+    /// Decimals shown on screen and in charts (CSV keeps every digit).
     pub decimals: usize,
     /// How replications are summarised.
     pub stat: Stat,
@@ -34,6 +36,98 @@ pub enum Stat {
     /// Median and largest value over every run (`_median`, `_max`), where a
     /// run's value may be infinite ("never").
     Median,
+    /// A share of the runs (each run's value is 0 or 1): the share and the
+    /// ends of its Wilson 95% interval (`_share`, `_ci95_low`, `_ci95_high`).
+    Share,
+}
+
+/// A figure summarised over the runs of a point, as its [`Stat`] says; `None`
+/// parts where no run has the figure (or one run has no interval).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Estimate {
+    /// Mean and the half-width of its 95% interval.
+    Mean {
+        /// The mean.
+        mean: Option<f64>,
+        /// Half-width of its Student t 95% interval.
+        ci95: Option<f64>,
+    },
+    /// Median and largest value (either may be infinite: "never").
+    Median {
+        /// The median.
+        median: Option<f64>,
+        /// The largest value.
+        max: Option<f64>,
+    },
+    /// A share of runs and its Wilson 95% interval.
+    Share {
+        /// The share, in [0, 1].
+        share: Option<f64>,
+        /// Lower end of the interval.
+        low: Option<f64>,
+        /// Upper end of the interval.
+        high: Option<f64>,
+    },
+}
+
+impl Estimate {
+    /// Summarises `xs` (the runs' values) as `stat` says.
+    pub fn of(stat: Stat, xs: &[f64]) -> Estimate {
+        use crate::metrics::stats::{mean_ci95, median_max, wilson95};
+        match stat {
+            Stat::Mean => {
+                let (mean, ci95) = mean_ci95(xs);
+                Estimate::Mean { mean, ci95 }
+            }
+            Stat::Median => {
+                let (median, max) = median_max(xs);
+                Estimate::Median { median, max }
+            }
+            Stat::Share => {
+                let k = xs.iter().filter(|&&x| x > 0.5).count() as u64;
+                let w = wilson95(k, xs.len() as u64);
+                Estimate::Share {
+                    share: w.map(|w| w.0),
+                    low: w.map(|w| w.1),
+                    high: w.map(|w| w.2),
+                }
+            }
+        }
+    }
+
+    /// The mean, median or share.
+    pub fn value(&self) -> Option<f64> {
+        match *self {
+            Estimate::Mean { mean, .. } => mean,
+            Estimate::Median { median, .. } => median,
+            Estimate::Share { share, .. } => share,
+        }
+    }
+
+    /// The 95% interval `(low, high)`, where there is one (not for a median).
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        match *self {
+            Estimate::Mean {
+                mean: Some(m),
+                ci95: Some(h),
+            } => Some((m - h, m + h)),
+            Estimate::Share {
+                low: Some(l),
+                high: Some(h),
+                ..
+            } => Some((l, h)),
+            _ => None,
+        }
+    }
+
+    /// The values of the figure's CSV columns, in [`Figure::suffixes`] order.
+    pub fn columns(&self) -> Vec<Option<f64>> {
+        match *self {
+            Estimate::Mean { mean, ci95 } => vec![mean, ci95],
+            Estimate::Median { median, max } => vec![median, max],
+            Estimate::Share { share, low, high } => vec![share, low, high],
+        }
+    }
 }
 
 const fn fig(name: &'static str, label: &'static str, decimals: usize) -> Figure {
@@ -46,11 +140,32 @@ const fn fig(name: &'static str, label: &'static str, decimals: usize) -> Figure
 }
 
 impl Figure {
-    /// The two CSV column suffixes of the figure's summary.
-    pub fn suffixes(&self) -> [&'static str; 2] {
+    /// What each of the figure's CSV columns holds, in [`Figure::suffixes`]
+    /// order: the words a table's heading or a terminal's column uses.
+    pub fn column_meanings(&self) -> &'static [&'static str] {
         match self.stat {
-            Stat::Mean => ["mean", "ci95"],
-            Stat::Median => ["median", "max"],
+            Stat::Mean => &[
+                "mean over the runs",
+                "half-width of the 95% confidence interval of the mean",
+            ],
+            Stat::Median => &[
+                "median over the runs (never: not within the run)",
+                "largest over the runs (never: some run did not recover)",
+            ],
+            Stat::Share => &[
+                "share of the runs",
+                "lower end of the 95% interval of the share (Wilson)",
+                "upper end of the 95% interval of the share (Wilson)",
+            ],
+        }
+    }
+
+    /// The CSV column suffixes of the figure's summary.
+    pub fn suffixes(&self) -> &'static [&'static str] {
+        match self.stat {
+            Stat::Mean => &["mean", "ci95"],
+            Stat::Median => &["median", "max"],
+            Stat::Share => &["share", "ci95_low", "ci95_high"],
         }
     }
 }
@@ -69,7 +184,10 @@ pub const FIGURES: [Figure; 24] = [
         stat: Stat::Median,
         ..fig("recovery_time_s", "recovery time after the trigger (s)", 3)
     },
-    fig("recovered", "share of runs that recovered", 4),
+    Figure {
+        stat: Stat::Share,
+        ..fig("recovered", "share of runs that recovered", 4)
+    },
     fig("latency_p50_s", "median latency (s)", 6),
     fig("latency_p99_s", "p99 latency (s)", 6),
     fig("latency_mean_s", "mean latency (s)", 6),
@@ -84,7 +202,7 @@ pub const FIGURES: [Figure; 24] = [
     fig("shed", "requests shed by the server", 2),
     fig("breaker_open_s", "time the breaker was open (s)", 3),
     fig(
-        "lost_requests",
+        "successes_lost",
         "successes lost to the trigger (vs. no trigger)",
         2,
     ),
@@ -106,8 +224,14 @@ pub const DEFAULT_CHARTS: [&str; 4] = [
     "failed",
 ];
 
-/// Index of the figure named `name`.
+/// Index of the figure named `name` (`lost_requests`, its name before it was
+/// `successes_lost`, still reads).
 pub fn index(name: &str) -> Option<usize> {
+    let name = if name == "lost_requests" {
+        "successes_lost"
+    } else {
+        name
+    };
     FIGURES.iter().position(|f| f.name == name)
 }
 
@@ -161,7 +285,7 @@ pub fn measure(
         n(t.failed_budget),
         n(t.shed),
         Some(breaker_open_s),
-        s.lost_requests.map(|v| v as f64),
+        s.successes_lost.map(|v| v as f64),
         s.extra_attempts.map(|v| v as f64),
         Some(s.peak_backlog),
         n(t.crashes),

@@ -14,10 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use crate::metrics::MetricsConfig;
-use crate::metrics::stats::{mean_ci95, median_max};
 use crate::model;
 use crate::scenario::{Scenario, Sweep};
-use figures::{FIGURES, Stat};
+use figures::{Estimate, FIGURES};
 
 /// SplitMix64's finaliser (Steele, Lea and Flood, 2014): a bijection of u64 that
 /// scatters nearby inputs.
@@ -81,23 +80,28 @@ pub struct SweepRow {
     pub runs: u32,
     /// Runs in which some request had not ended when the run did.
     pub incomplete_runs: u32,
-    /// Runs that recovered after the trigger (those with a finite recovery time).
-    pub recovered_runs: u32,
-    /// The summary of each figure, in [`FIGURES`] order, as its [`Stat`] says:
-    /// mean and 95% confidence half-width over the runs that have the figure, or
-    /// median and largest value (possibly infinite: "never").
-    pub stats: Vec<(Option<f64>, Option<f64>)>,
+    /// Runs that recovered after the trigger (those with a finite recovery
+    /// time); `None` in a scenario without a trigger, where nothing is to
+    /// recover from.
+    pub recovered_runs: Option<u32>,
+    /// The summary of each figure over the runs that have it, in [`FIGURES`]
+    /// order, as its [`figures::Stat`] says.
+    pub stats: Vec<Estimate>,
 }
 
 impl SweepRow {
-    /// Mean (or median, for a [`Stat::Median`] figure) of the figure named `name`.
+    /// Mean (median, share) of the figure named `name`.
     pub fn mean(&self, name: &str) -> Option<f64> {
-        figures::index(name).and_then(|i| self.stats[i].0)
+        figures::index(name).and_then(|i| self.stats[i].value())
     }
 
-    /// Half-width of the 95% confidence interval of the figure named `name`.
+    /// Half-width of the 95% confidence interval of the mean of the figure
+    /// named `name` (a figure summarised by its mean).
     pub fn ci95(&self, name: &str) -> Option<f64> {
-        figures::index(name).and_then(|i| self.stats[i].1)
+        match figures::index(name).map(|i| self.stats[i]) {
+            Some(Estimate::Mean { ci95, .. }) => ci95,
+            _ => None,
+        }
     }
 }
 
@@ -197,10 +201,7 @@ pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepRe
             .enumerate()
             .map(|(f, figure)| {
                 let xs: Vec<f64> = chunk.iter().filter_map(|c| c.figures[f]).collect();
-                match figure.stat {
-                    Stat::Mean => mean_ci95(&xs),
-                    Stat::Median => median_max(&xs),
-                }
+                Estimate::of(figure.stat, &xs)
             })
             .collect();
         let count =
@@ -210,7 +211,11 @@ pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepRe
             strategy: names[k].to_string(),
             runs: chunk.len() as u32,
             incomplete_runs: count(&|c| c.figures[figures::IN_FLIGHT].is_some_and(|n| n > 0.0)),
-            recovered_runs: count(&|c| c.figures[figures::RECOVERY].is_some_and(f64::is_finite)),
+            // A run has a recovery time (finite or not) only with a trigger.
+            recovered_runs: chunk
+                .iter()
+                .any(|c| c.figures[figures::RECOVERY].is_some())
+                .then(|| count(&|c| c.figures[figures::RECOVERY].is_some_and(f64::is_finite))),
             stats,
         });
         if let Some(bins) = chunk.first().and_then(|c| c.timeline.clone()) {

@@ -1,0 +1,260 @@
+//! "What this run shows": a few sentences written from a run's own figures,
+//! which the terminal prints above its table and `report.html` shows at its
+//! top. Every number in them is a figure of `summary.csv`; nothing is judged
+//! that the figures do not say.
+
+use crate::metrics::{Report, StrategyReport, Summary};
+
+/// The sentences, in reading order (plain text; names as the scenario spells
+/// them).
+pub fn takeaway(r: &Report) -> Vec<String> {
+    if r.runs.is_empty() {
+        return Vec::new();
+    }
+    if r.outages.is_empty() {
+        steady(r)
+    } else {
+        triggered(r)
+    }
+}
+
+/// A count in words: "1 request", "2 012 requests".
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
+/// `n` with a thin space every three digits, as the README writes them.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "a, b and c".
+fn list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The strategy with the largest (`max`) or smallest value of `key`, first in
+/// file order on a tie; runs without the figure are passed over.
+fn pick<'a>(
+    r: &'a Report,
+    key: impl Fn(&Summary) -> Option<f64>,
+    max: bool,
+) -> Option<(&'a StrategyReport, f64)> {
+    let mut best: Option<(&StrategyReport, f64)> = None;
+    for run in &r.runs {
+        let Some(v) = key(&run.summary) else { continue };
+        let better = best.is_none_or(|(_, b)| if max { v > b } else { v < b });
+        if better {
+            best = Some((run, v));
+        }
+    }
+    best
+}
+
+fn triggered(r: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let windows: Vec<String> = r
+        .outages
+        .iter()
+        .map(|(a, b)| format!("{} s to {} s", a.as_secs_f64(), b.as_secs_f64()))
+        .collect();
+    out.push(format!(
+        "The trigger ran from {}; each strategy is compared with the same run without it.",
+        windows.join(" and ")
+    ));
+    // The storm: the largest wave of attempts, and what it did to the server.
+    if let Some((run, ratio)) = pick(r, |s| s.peak_load_ratio, true) {
+        let crashed: Vec<&StrategyReport> = r
+            .runs
+            .iter()
+            .filter(|x| x.summary.totals.crashes > 0)
+            .collect();
+        let crashes = if crashed.is_empty() {
+            " The server never crashed.".to_string()
+        } else {
+            format!(
+                " The server crashed under {}.",
+                list(
+                    &crashed
+                        .iter()
+                        .map(|x| {
+                            let n = x.summary.totals.crashes;
+                            if crashed.len() == 1 {
+                                format!("{} ({})", x.name, count(n, "time", "times"))
+                            } else {
+                                format!("{} ({n})", x.name)
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .iter()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                )
+            )
+        };
+        out.push(format!(
+            "The largest wave of attempts was {}'s: {ratio:.1} times the server's capacity at \
+             its peak, {:.2} attempts per request over the run.{crashes}",
+            run.name, run.summary.amplification
+        ));
+    }
+    // Recovery, soonest first, and those that never got back to normal.
+    let mut back: Vec<(&str, f64)> = r
+        .runs
+        .iter()
+        .filter_map(|x| x.summary.recovery_time_s.map(|t| (x.name.as_str(), t)))
+        .collect();
+    back.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let never: Vec<&str> = r
+        .runs
+        .iter()
+        .filter(|x| x.summary.recovery_time_s.is_none())
+        .map(|x| x.name.as_str())
+        .collect();
+    let mut recovery = String::new();
+    if let Some((name, t)) = back.first() {
+        recovery.push_str(&format!(
+            "Back to normal soonest: {name}, {t:.1} s after the trigger ended"
+        ));
+        if let Some((last, t)) = back.last().filter(|_| back.len() > 1) {
+            recovery.push_str(&format!("; last: {last}, after {t:.1} s"));
+        }
+        recovery.push('.');
+    }
+    if !never.is_empty() {
+        if !recovery.is_empty() {
+            recovery.push(' ');
+        }
+        recovery.push_str(&format!(
+            "{} never got back to normal within the {} s run.",
+            list(&never),
+            r.duration_s
+        ));
+    }
+    out.push(recovery);
+    // What users felt: successes lost and requests failed, least and most.
+    let lost = |s: &Summary| s.successes_lost.map(|v| v as f64);
+    if let (Some((least, _)), Some((most, _))) = (pick(r, lost, false), pick(r, lost, true)) {
+        let felt = |x: &StrategyReport| {
+            format!(
+                "{} lost {} and failed {}",
+                x.name,
+                count(
+                    x.summary.successes_lost.unwrap_or(0),
+                    "success",
+                    "successes"
+                ),
+                count(x.summary.failed, "request", "requests")
+            )
+        };
+        if std::ptr::eq(least, most) {
+            out.push(format!("Users felt it: {}.", felt(least)));
+        } else {
+            out.push(format!("Users felt it: {}; {}.", felt(least), felt(most)));
+        }
+    }
+    // A quick recovery that came from giving up is said, not flattered.
+    if let (Some((name, _)), Some((fewest, f0))) =
+        (back.first(), pick(r, |s| Some(s.failed as f64), false))
+    {
+        let soonest = r.runs.iter().find(|x| x.name == *name);
+        if let Some(x) = soonest {
+            let f = x.summary.failed as f64;
+            if f > f0 + (0.1 * f0).max(10.0) && x.name != fewest.name {
+                out.push(format!(
+                    "{} was back soonest because it gave up: {} failed, against {} for {}.",
+                    x.name,
+                    count(x.summary.failed, "request", "requests"),
+                    grouped(f0 as u64),
+                    fewest.name
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn steady(r: &Report) -> Vec<String> {
+    let mut out = vec![
+        "No trigger: the strategies are compared on the same load, with nothing to recover \
+         from."
+            .to_string(),
+    ];
+    if let (Some((lo, a)), Some((hi, b))) = (
+        pick(r, |s| Some(s.amplification), false),
+        pick(r, |s| Some(s.amplification), true),
+    ) {
+        out.push(if r.runs.len() == 1 || a == b {
+            format!("Attempts per request: {a:.3}.")
+        } else {
+            format!(
+                "Attempts per request range from {a:.3} ({}) to {b:.3} ({}).",
+                lo.name, hi.name
+            )
+        });
+    }
+    let p99 = |s: &Summary| s.latency_p99_s;
+    if let (Some((lo, a)), Some((hi, b))) = (pick(r, p99, false), pick(r, p99, true)) {
+        out.push(if r.runs.len() == 1 || a == b {
+            format!("The p99 latency is {}.", seconds(a))
+        } else {
+            format!(
+                "The p99 latency ranges from {} ({}) to {} ({}).",
+                seconds(a),
+                lo.name,
+                seconds(b),
+                hi.name
+            )
+        });
+    }
+    let failed: u64 = r.runs.iter().map(|x| x.summary.failed).sum();
+    if failed > 0 {
+        if let Some((most, f)) = pick(r, |s| Some(s.failed as f64), true) {
+            out.push(format!(
+                "Most requests failed under {}: {}.",
+                most.name,
+                grouped(f as u64)
+            ));
+        }
+    }
+    out
+}
+
+/// "17.2 ms", "1.45 s".
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        let ms = format!("{:.1}", s * 1e3);
+        format!("{} ms", ms.trim_end_matches(".0"))
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_grouped_and_lists_are_joined() {
+        assert_eq!(grouped(2_011), "2 011");
+        assert_eq!(grouped(12_600_000), "12 600 000");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(count(1, "request", "requests"), "1 request");
+        assert_eq!(list(&["a", "b", "c"]), "a, b and c");
+        assert_eq!(list(&["a"]), "a");
+        assert_eq!(seconds(0.0172), "17.2 ms");
+        assert_eq!(seconds(1.454), "1.45 s");
+    }
+}
