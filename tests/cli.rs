@@ -870,7 +870,7 @@ fn a_retry_after_that_replaces_the_backoff_is_said() {
     assert!(
         err.contains(
             "\"full-jitter+retry-after\" and \"exponential+retry-after\" gave identical results"
-        ) && err.contains("replaces its backoff"),
+        ) && err.contains("replaces the backoff"),
         "{err}"
     );
     let delays = sim()

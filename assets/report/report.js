@@ -114,13 +114,6 @@ window.RetryStorm = (function () {
     apply();
   }
 
-  window.addEventListener('resize', () => {
-    plots.forEach(({ u }) => {
-      const w = u.root.parentElement.clientWidth;
-      if (w > 0) u.setSize({ width: Math.max(320, w), height: u.height });
-    });
-  });
-
   const legendValue = (u, v) => (v == null ? '-' : (Math.round(v * 1000) / 1000).toString());
 
   function runCharts() {
@@ -138,45 +131,55 @@ window.RetryStorm = (function () {
     const t = first.map((r) => +r[col('t_s')] + half);
     const values = (name, f) => (perStrategy.get(name) || []).map(f);
     const num = (c) => { const i = col(c); return (r) => (i < 0 || r[i] === '' ? null : +r[i]); };
-    const backlog = (r) => +r[col('queue_len')] + +r[col('backing_off')];
-    const recoveryCol = summary.header.indexOf('recovery_time_s');
-    const lastEnd = facts.outages.reduce((m, o) => Math.max(m, o[1]), -Infinity);
-    const recoveredAt = names.map((n) => {
+    // What the crash limit counts: requests held, queued plus in service.
+    const held = (r) => +r[col('queue_len')] + +r[col('busy_workers')];
+    const sumCol = (c) => summary.header.indexOf(c);
+    const figureOf = (n, c) => {
       const row = summary.rows.find((r) => r[0] === n);
-      if (!row || recoveryCol < 0 || row[recoveryCol] === '' || !facts.outages.length) return null;
-      return lastEnd + +row[recoveryCol];
-    });
+      return row && sumCol(c) >= 0 ? row[sumCol(c)] : '';
+    };
+    const lastEnd = facts.outages.reduce((m, o) => Math.max(m, o[1]), -Infinity);
     const hasTrigger = facts.outages.length > 0;
+    const recoveredAt = names.map((n) => {
+      const v = figureOf(n, 'recovery_time_s');
+      return !hasTrigger || v === '' ? null : lastEnd + +v;
+    });
+    const caption = (n, i) => {
+      if (!hasTrigger) return `${n}: ${figureOf(n, 'failed')} failed`;
+      const rec = recoveredAt[i] == null ? 'never recovered' : `recovered ${figureOf(n, 'recovery_time_s')} s after the trigger`;
+      return `${n}: ${rec}; ${figureOf(n, 'failed')} failed, ${figureOf(n, 'crashes')} crashes`;
+    };
 
-    // ---------------------------------------------------------------- charts
-    // Each chart: its series per strategy ({strategy index, values, dashed}).
-    const specs = [
+    // ---------------------------------------------------------------- figures
+    // Small multiples: one panel per strategy, on one scale per figure, so a
+    // strategy's curve is never hidden under another's.
+    const figures = [
       {
-        id: 'chart-load', title: 'Load on the server: attempts per second', unit: 'attempts/s',
-        capacity: facts.capacity_per_s,
-        series: names.map((n, i) => ({ i, label: n, data: values(n, num('attempts_per_s')) })),
+        id: 'chart-load', unit: 'attempts/s', line: facts.capacity_per_s,
+        title: 'Load on the server: attempts per second' +
+          (facts.capacity_per_s ? ' (dashed: the capacity)' : ''),
+        parts: (n) => [{ label: 'attempts/s', data: values(n, num('attempts_per_s')) }],
       },
       {
-        id: 'chart-goodput', title: 'Goodput: successes per second' +
+        id: 'chart-goodput', unit: 'successes/s',
+        title: 'Goodput: successes per second' +
           (hasTrigger ? ' (dashed: the same run without the trigger)' : ''),
-        unit: 'successes/s',
-        series: names.flatMap((n, i) => [{ i, label: n, data: values(n, num('goodput_per_s')) }]
-          .concat(hasTrigger ? [{ i, label: n + ' (normal)', dashed: true,
-            data: values(n, num('normal_goodput_per_s')) }] : [])),
+        parts: (n) => [{ label: 'successes/s', data: values(n, num('goodput_per_s')) }]
+          .concat(hasTrigger ? [{ label: 'without the trigger', dashed: true,
+            data: values(n, num('normal_goodput_per_s')) }] : []),
       },
       {
-        id: 'chart-backlog', title: 'Backlog: queued at the server plus waiting out a backoff' +
-          (hasTrigger ? ' (dashed: without the trigger)' : ''),
-        unit: 'requests',
-        series: names.flatMap((n, i) => [{ i, label: n, data: values(n, backlog) }]
-          .concat(hasTrigger ? [{ i, label: n + ' (normal)', dashed: true,
-            data: values(n, num('normal_backlog')) }] : [])),
+        id: 'chart-backlog', unit: 'requests', line: facts.crash_limit,
+        title: 'Requests at the server, queued and in service' +
+          (facts.crash_limit ? ` (dashed: the crash limit, ${facts.crash_limit})` : '') +
+          '; grey: requests waiting out a backoff',
+        parts: (n) => [{ label: 'at the server', data: values(n, held) },
+          { label: 'waiting to retry', grey: true, data: values(n, num('backing_off')) }],
       },
     ];
 
     let syncing = false;
-
-    function decorate(u, spec) {
+    function decorate(u, fig, i) {
       const ctx = u.ctx;
       const { left, top, width, height } = u.bbox;
       const x = (v) => u.valToPos(v, 'x', true);
@@ -188,70 +191,102 @@ window.RetryStorm = (function () {
         ctx.fillStyle = 'rgba(0, 0, 0, 0.10)';
         ctx.fillRect(x(a), top, x(b) - x(a), height);
       }
-      if (spec.capacity) {
-        const y = u.valToPos(spec.capacity, 'y', true);
+      if (fig.line) {
+        const y = u.valToPos(fig.line, 'y', true);
         ctx.strokeStyle = '#000';
         ctx.setLineDash([6, 4]);
         ctx.lineWidth = 1;
         ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + width, y); ctx.stroke();
       }
-      ctx.setLineDash([2, 3]);
-      ctx.lineWidth = 2;
-      recoveredAt.forEach((at, i) => {
-        if (at == null || !shown[i]) return;
-        ctx.strokeStyle = facts.colours[i];
-        ctx.beginPath(); ctx.moveTo(x(at), top); ctx.lineTo(x(at), top + height); ctx.stroke();
-      });
+      if (recoveredAt[i] != null) {
+        ctx.setLineDash([2, 3]);
+        ctx.lineWidth = 2;
+        ctx.strokeStyle = '#000';
+        const at = x(recoveredAt[i]);
+        ctx.beginPath(); ctx.moveTo(at, top); ctx.lineTo(at, top + height); ctx.stroke();
+      }
       ctx.restore();
     }
 
-    function make(spec) {
-      const el = byId(spec.id);
+    function make(fig) {
+      const el = byId(fig.id);
       if (!el) return;
       const heading = document.createElement('h3');
-      heading.textContent = spec.title;
+      heading.textContent = fig.title;
       el.appendChild(heading);
-      const opts = {
-        width: Math.max(320, el.clientWidth || 900),
-        height: 320,
-        scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.08 : 1] } },
-        axes: [
-          { label: 'simulated time (s)' },
-          { label: spec.unit, size: 70 },
-        ],
-        cursor: { sync: { key: 'retry-storm' }, drag: { x: true, y: false } },
-        legend: { live: true },
-        series: [{ label: 't (s)', value: (u, v) => (v == null ? '-' : v.toFixed(2)) }].concat(
-          spec.series.map((s) => ({
-            label: s.label,
-            stroke: facts.colours[s.i],
-            width: s.dashed ? 1.5 : 2,
-            dash: s.dashed ? [6, 4] : undefined,
-            points: { show: false },
-            value: (u, v) => (v == null ? '-' : (Math.round(v * 10) / 10).toString()),
-          }))),
-        hooks: {
-          draw: [(u) => decorate(u, spec)],
-          setScale: [(u, key) => {
-            if (key !== 'x') return;
-            // The visible time range, readable from the page (and its tests).
-            el.dataset.xmin = u.scales.x.min;
-            el.dataset.xmax = u.scales.x.max;
-            if (syncing) return;
-            syncing = true;
-            const { min, max } = u.scales.x;
-            plots.forEach((p) => { if (p.u !== u) p.u.setScale('x', { min, max }); });
-            syncing = false;
-          }],
-        },
-      };
-      const u = new uPlot(opts, [t].concat(spec.series.map((s) => s.data)), el);
-      plots.push({ u, spec });
+      const grid = document.createElement('div');
+      grid.className = 'multiples';
+      el.appendChild(grid);
+      const series = names.map((n) => fig.parts(n));
+      fig.max = Math.max(fig.line || 0, ...series.flat().flatMap((p) => p.data.filter((v) => v != null)));
+      fig.max = fig.max > 0 ? fig.max * 1.08 : 1;
+      fig.el = el;
+      el.dataset.ymax = fig.max;
+      fig.panels = [];
+      names.forEach((n, i) => {
+        const panel = document.createElement('div');
+        panel.className = 'panel';
+        panel.dataset.i = i;
+        const title = document.createElement('div');
+        title.className = 'panel-title';
+        title.innerHTML = '<span class="swatch"></span>';
+        title.querySelector('.swatch').style.background = facts.colours[i];
+        title.appendChild(document.createTextNode(caption(n, i)));
+        panel.appendChild(title);
+        grid.appendChild(panel);
+        panel.hidden = !shown[i];
+        const opts = {
+          width: Math.max(280, panel.clientWidth || grid.clientWidth / 2 || 440),
+          height: 190,
+          scales: { x: { time: false }, y: { range: () => [0, fig.max] } },
+          axes: [{ label: 'simulated time (s)', size: 36 }, { label: fig.unit, size: 60 }],
+          cursor: { sync: { key: 'retry-storm' + prefix }, drag: { x: true, y: false } },
+          legend: { live: true },
+          series: [{ label: 't (s)', value: (u, v) => (v == null ? '-' : v.toFixed(2)) }].concat(
+            series[i].map((p) => ({
+              label: p.label,
+              stroke: p.grey ? '#8a8a8a' : p.dashed ? '#222' : facts.colours[i],
+              width: p.dashed ? 1 : 1.5,
+              dash: p.dashed ? [6, 4] : undefined,
+              points: { show: false },
+              value: (u, v) => (v == null ? '-' : (Math.round(v * 10) / 10).toString()),
+            }))),
+          hooks: {
+            draw: [(u) => decorate(u, fig, i)],
+            setScale: [(u, key) => {
+              if (key !== 'x') return;
+              // The visible time range, readable from the page (and its tests).
+              el.dataset.xmin = u.scales.x.min;
+              el.dataset.xmax = u.scales.x.max;
+              if (syncing) return;
+              syncing = true;
+              const { min, max } = u.scales.x;
+              plots.forEach((p) => { if (p.u !== u && p.run) p.u.setScale('x', { min, max }); });
+              syncing = false;
+            }],
+          },
+        };
+        const u = new uPlot(opts, [t].concat(series[i].map((p) => p.data)), panel);
+        fig.panels.push({ panel, u });
+        plots.push({ u, spec: { series: [] }, run: true });
+      });
+      listeners.push(() => fig.panels.forEach(({ panel, u }) => {
+        panel.hidden = !shown[+panel.dataset.i];
+        fit(u);
+      }));
     }
-    specs.forEach(make);
-
-
+    figures.forEach(make);
+    // The largest value of each figure, and a way to put several pages' (A
+    // and B in the playground) on the same scale.
+    yScales.max = Object.fromEntries(figures.map((f) => [f.id, f.max]));
+    yScales.set = (max) => figures.forEach((f) => {
+      if (!(f.id in max) || !f.panels) return;
+      f.max = max[f.id];
+      f.el.dataset.ymax = f.max;
+      f.panels.forEach(({ u }) => u.setScale('y', { min: 0, max: f.max }));
+    });
   }
+  const yScales = { max: {}, set: () => {} };
 
   // ---------------------------------------------------------------- sweeps
   function sweepCharts() {
@@ -273,7 +308,7 @@ window.RetryStorm = (function () {
       box.id = 'chart-' + chart.name;
       host.appendChild(box);
       const h = document.createElement('h3');
-      h.textContent = chart.label + (chart.stat === 'median' ? ' (median of the runs)' : ' (mean of the runs)');
+      h.textContent = chart.label + ({ median: ' (median of the runs)', share: ' (share of the runs)' }[chart.stat] || ' (mean of the runs)');
       box.appendChild(h);
       if (axes.length === 1) {
         const xs = axes[0].values;
@@ -415,8 +450,24 @@ window.RetryStorm = (function () {
 
   if (facts.kind === 'sweep') sweepCharts(); else runCharts();
   makeToggles();
-  return { plots };
+  plots.forEach(({ u }) => live.add(u));
+  return { plots, yMax: yScales.max, setYMax: yScales.set };
   }
+
+  // Every chart on the page, resized with the window; charts of a pane drawn
+  // again (the playground) are gone from the page and are dropped here.
+  const live = new Set();
+  function fit(u) {
+    const parent = u.root.parentElement;
+    const w = parent ? parent.clientWidth : 0;
+    if (w > 0 && Math.abs(w - u.width) > 1) u.setSize({ width: Math.max(280, w), height: u.height });
+  }
+  window.addEventListener('resize', () => {
+    live.forEach((u) => {
+      if (!u.root.isConnected) { live.delete(u); return; }
+      fit(u);
+    });
+  });
   return { render };
 })();
 

@@ -45,25 +45,41 @@
           <span class="status" aria-live="polite"></span>
         </div>
         <p class="description"></p>
-        <form class="fields" autocomplete="off"></form>
-        <div class="problem" role="alert"></div>
-        <div class="notes"></div>
-        <h3>Summary</h3><div class="table"></div>
-        <div class="toggles" id="${p}toggles"></div>
-        <div class="chart" id="${p}chart-load"></div>
-        <div class="chart" id="${p}chart-goodput"></div>
-        <div class="chart" id="${p}chart-backlog"></div>`;
+        <div class="pane-body">
+          <div class="controls">
+            <p class="hint">Changed from the file: <span class="changed-key">marked so</span>.
+              <span class="b-only">Different from A: <span class="differs-key">marked so</span>.</span></p>
+            <form class="fields" autocomplete="off"></form>
+            <div class="problem" role="alert"></div>
+            <div class="notes"></div>
+          </div>
+          <div class="results">
+            <div class="takeaway-box"></div>
+            <h3>Summary</h3><div class="table"></div>
+            <div class="toggles" id="${p}toggles"></div>
+            <div class="chart" id="${p}chart-load"></div>
+            <div class="chart" id="${p}chart-goodput"></div>
+            <div class="chart" id="${p}chart-backlog"></div>
+          </div>
+        </div>`;
       this.q = (s) => this.root.querySelector(s);
       const select = this.q('.scenario');
+      // Shown while a file of the user's is open.
+      select.appendChild(el('option', { value: '', disabled: '', hidden: '' }, 'your file'));
       scenarios.filter((s) => !s.sweep).forEach((s) => select.appendChild(el('option', { value: s.name }, s.name)));
       select.addEventListener('change', () => this.load(select.value));
       this.q('.file').addEventListener('change', async (e) => {
         const f = e.target.files[0];
         if (!f) return;
         this.file = f.name;
+        this.name = f.name.replace(/\.toml$/i, '');
+        this.q('.scenario').value = '';
         this.text = await f.text();
         this.edits.clear();
         this.q('.description').textContent = 'your file ' + f.name;
+        // Nothing of the scenario shown before stays beside the new file.
+        this.clearResults();
+        this.q('.fields').innerHTML = '';
         await this.refresh();
       });
       this.q('.export').addEventListener('click', () => this.export());
@@ -96,12 +112,28 @@
       return { text: this.text, file: this.file, edits: Array.from(this.edits.entries()) };
     }
 
-    // New controls for the (edited) scenario, then a run.
+    // New controls for the (edited) scenario, then a run. A file that cannot
+    // be read leaves no results of another one on the page.
     async refresh() {
       const r = await post('/api/fields', this.request());
-      if (!r.ok) { this.showError(r); return; }
+      if (!r.ok) { this.clearResults(); this.showError(r); return; }
       this.renderFields(r.fields);
+      markDifferences();
       await this.run();
+    }
+
+    // Forgets the last run's table and charts (a new file, or one that fails).
+    clearResults() {
+      this.plots.forEach(({ u }) => u.destroy());
+      this.plots = [];
+      this.drawn = null;
+      this.summary = null;
+      this.q('.table').innerHTML = '';
+      this.q('.takeaway-box').innerHTML = '';
+      ['toggles', 'chart-load', 'chart-goodput', 'chart-backlog'].forEach((c) => {
+        this.q('#' + this.id + '-' + c).innerHTML = '';
+      });
+      this.root.classList.remove('stale');
     }
 
     renderFields(fields) {
@@ -116,6 +148,7 @@
           form.appendChild(fs);
         }
         const row = el('div', { class: 'field', 'data-key': f.key, title: f.help });
+        if (this.edits.has(f.key)) row.classList.add('changed');
         const id = `${this.id}-${f.key.replace(/[^a-z0-9]/gi, '-')}`;
         row.appendChild(el('label', { for: id }, f.label));
         let input;
@@ -130,6 +163,8 @@
         input.dataset.kind = f.kind;
         input.addEventListener('change', () => {
           this.edits.set(f.key, literal(f.kind, input.value));
+          row.classList.add('changed');
+          markDifferences();
           this.run();
         });
         row.appendChild(input);
@@ -177,16 +212,19 @@
         r = { ok: false, error: 'the playground server does not answer: is sim serve still running? ' + e };
       }
       if (seq !== this.seq) return; // a newer run has started
-      if (!r.ok) { this.showError(r); return; }
+      if (!r.ok) {
+        // The charts shown are of the last good run, not of these values.
+        this.root.classList.add('stale');
+        this.showError(r);
+        return;
+      }
       this.clearErrors();
+      this.clearResults();
       this.toml = r.toml;
       this.summary = r.summary_csv;
       this.q('.table').innerHTML = r.table;
+      this.q('.takeaway-box').innerHTML = r.takeaway;
       this.q('.notes').textContent = r.notes.join(' ');
-      this.plots.forEach(({ u }) => u.destroy());
-      ['toggles', 'chart-load', 'chart-goodput', 'chart-backlog'].forEach((c) => {
-        this.q('#' + this.id + '-' + c).innerHTML = '';
-      });
       const drawn = window.RetryStorm.render({
         facts: r.facts,
         data: { summary: r.summary_csv, timeseries: r.timeseries_csv },
@@ -194,6 +232,8 @@
         prefix: this.id + '-',
       });
       this.plots = drawn.plots;
+      this.drawn = drawn;
+      shareScales();
       const shownMs = Math.round(performance.now() - started);
       this.root.dataset.runs = (+(this.root.dataset.runs || 0) + 1).toString();
       this.root.dataset.lastMs = shownMs;
@@ -215,6 +255,32 @@
     }
   }
 
+  const both = () => panes.length === 2 && !panes[1].root.hidden;
+
+  // A and B on the same scales, figure by figure, so that their charts can be
+  // compared by eye; each on its own when B is hidden.
+  function shareScales() {
+    const drawn = panes.filter((p, i) => p.drawn && (i === 0 || both())).map((p) => p.drawn);
+    const max = {};
+    drawn.forEach((d) => Object.entries(d.yMax).forEach(([k, v]) => { max[k] = Math.max(max[k] || 0, v); }));
+    drawn.forEach((d) => d.setYMax(both() ? max : d.yMax));
+  }
+
+  // Marks, in each pane, the fields whose value differs from the other's.
+  function markDifferences() {
+    const value = (pane, key) => {
+      const f = pane.root.querySelector(`.field[data-key="${CSS.escape(key)}"] input, .field[data-key="${CSS.escape(key)}"] select`);
+      return f ? f.value : null;
+    };
+    panes.forEach((p, i) => {
+      const other = panes[1 - i];
+      p.root.querySelectorAll('.field').forEach((row) => {
+        const differs = both() && other && value(other, row.dataset.key) !== value(p, row.dataset.key);
+        row.classList.toggle('differs', !!differs);
+      });
+    });
+  }
+
   // B: shown or hidden; made from A the first time.
   async function showB(on, setup) {
     const toggle = document.getElementById('show-b');
@@ -230,9 +296,12 @@
       if (on) await (setup ? setup(panes[1]) : panes[1].run());
     }
     panes.forEach((p) => p.plots.forEach(({ u }) => {
+      if (!u.root.isConnected) return;
       const w = u.root.parentElement.clientWidth;
-      if (w > 0) u.setSize({ width: Math.max(320, w), height: u.height });
+      if (w > 0) u.setSize({ width: Math.max(280, w), height: u.height });
     }));
+    markDifferences();
+    shareScales();
   }
 
   // ---------------------------------------------------------------- lessons

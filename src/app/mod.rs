@@ -260,6 +260,7 @@ pub fn simulate(s: &Scenario) -> Report {
         scenario: s.name.clone(),
         seed: s.seed,
         capacity_per_s: capacity,
+        crash_limit: s.world.server.crash_limit(),
         outages,
         metrics: s.metrics.clone(),
         duration_s: s.world.duration.as_secs_f64(),

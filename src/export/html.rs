@@ -42,12 +42,23 @@ pub struct RunPage<'a> {
 
 /// The summary columns shown in the main table, with their headings and what
 /// they mean (the rest are under "every column").
-const MAIN_COLUMNS: [(&str, &str, &str); 10] = [
+const MAIN_COLUMNS: [(&str, &str, &str); 9] = [
     ("failed", "failed", "logical requests that never succeeded"),
     (
-        "amplification",
-        "amplification",
-        "attempts per logical request: 1 means no retries",
+        "recovery_time_s",
+        "recovery (s)",
+        "seconds from the end of the trigger until the run is back to normal for good, judged against the same run without the trigger; read it with failed: giving up early recovers quickly",
+    ),
+    (
+        "successes_lost",
+        "successes lost",
+        "successes the run without the trigger had and this run did not, from the trigger until recovery (never negative)",
+    ),
+    ("crashes", "crashes", "times the server fell over"),
+    (
+        "peak_at_server",
+        "peak at server",
+        "most requests held at the server at once, queued plus in service: what a crash limit counts",
     ),
     (
         "peak_load_ratio",
@@ -55,32 +66,20 @@ const MAIN_COLUMNS: [(&str, &str, &str); 10] = [
         "the busiest bucket's attempts per second over the server's capacity",
     ),
     (
-        "recovery_time_s",
-        "recovery",
-        "seconds from the end of the trigger until the run is back to normal for good, judged against the same run without the trigger",
-    ),
-    (
-        "successes_lost",
-        "successes lost",
-        "successes the run without the trigger had and this run did not, until recovery",
+        "amplification",
+        "attempts per request",
+        "attempts per logical request: 1 means no retries",
     ),
     (
         "extra_attempts",
         "extra attempts",
-        "attempts beyond the run without the trigger's, until recovery",
+        "attempts beyond the run without the trigger's, until recovery; negative: fewer (clients waiting out timeouts or backoffs, breakers and budgets holding retries back, requests given up at once)",
     ),
-    ("retries", "retries", "retries sent, all told"),
     (
         "latency_p99_s",
         "p99 latency (s)",
         "99th percentile of a successful logical request's time, first attempt to success",
     ),
-    (
-        "peak_backlog",
-        "peak backlog",
-        "most requests queued at the server plus waiting out a backoff at once",
-    ),
-    ("crashes", "crashes", "times the server fell over"),
 ];
 
 /// A run's facts for the charts' script, as JSON: the scenario, seed, length,
@@ -93,6 +92,7 @@ pub fn run_facts(r: &Report) -> serde_json::Value {
         "duration_s": r.duration_s,
         "bucket_s": r.metrics.bucket.as_secs_f64(),
         "capacity_per_s": r.capacity_per_s,
+        "crash_limit": r.crash_limit,
         "outages": r.outages.iter().map(|(a, b)| [a.as_secs_f64(), b.as_secs_f64()]).collect::<Vec<_>>(),
         "strategies": r.runs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
         "colours": (0..r.runs.len()).map(|i| hex(style::colour(i))).collect::<Vec<_>>(),
@@ -142,6 +142,7 @@ pub fn run_page(p: &RunPage) -> String {
         },
         file = esc(p.scenario_file),
     );
+    body.push_str(&takeaway_section(r));
     body.push_str("<section id=\"summary\"><h2>Summary</h2>");
     body.push_str(&summary_table(&summary, has_trigger));
     body.push_str(
@@ -419,7 +420,9 @@ fn readable(v: &str) -> String {
     match v.parse::<f64>() {
         Ok(x) if v.contains('.') && x.is_finite() && x != 0.0 => {
             let magnitude = x.abs().log10().floor() as i32;
-            let decimals = (3 - magnitude).clamp(0, 6) as usize;
+            // No more decimals than the CSV wrote: 8.2 stays 8.2.
+            let written = v.split('.').nth(1).map_or(0, str::len) as i32;
+            let decimals = (3 - magnitude).clamp(0, 6).min(written) as usize;
             format!("{x:.decimals$}")
         }
         _ => v.to_string(),
@@ -432,10 +435,24 @@ const READING: &str = "<section id=\"reading\"><h2>How to read it</h2>\
 <li><b>The trigger</b> (grey band) is what the scenario does to the server: an outage, a crash, a spike of load or of errors.</li>\
 <li><b>Load</b> is attempts per second at the server, first attempts and retries; the dashed line is the server's capacity. A retry storm is load above capacity after the trigger.</li>\
 <li><b>Goodput</b> is successes per second; the dashed line of the same colour is the same run without the trigger (the same seed, so the same arrivals): the normal that recovery is judged against.</li>\
-<li><b>Backlog</b> is requests queued at the server plus requests waiting out a backoff: work the clients still owe.</li>\
+<li><b>At the server</b> is requests queued or in service there: what a crash limit (dashed) counts. <b>Waiting to retry</b> (grey) is requests waiting out a backoff. Together they are the <b>backlog</b>: work the clients still owe.</li>\
 <li><b>Recovery</b> is the time from the end of the trigger until goodput and backlog are back within the run-without-trigger's noise for good (a dotted line in the charts); <i>never</i> means not within the run.</li>\
-<li><b>Successes lost</b> and <b>extra attempts</b> compare the run with its twin from the trigger to recovery: what the trigger cost the users, and what it cost the server.</li>\
+<li><b>Successes lost</b> and <b>extra attempts</b> compare the run with its twin from the trigger to recovery: what the trigger cost the users, and what it cost the server. Extra attempts are negative when the run sent fewer than its twin (clients waiting out timeouts, breakers open, requests given up).</li>\
+<li>Read <b>recovery</b> with <b>failed</b>: a strategy that gives up at once recovers at once, and its users see the failures.</li>\
 </ul></section>";
+
+/// "What this run shows": [`crate::metrics::takeaway`]'s sentences as one
+/// paragraph, for the top of a run's page and the playground.
+pub fn takeaway_section(r: &Report) -> String {
+    let text = crate::metrics::takeaway::takeaway(r).join(" ");
+    if text.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<section class=\"takeaway\" id=\"takeaway\"><h2>What this run shows</h2><p>{}</p></section>",
+        esc(&text)
+    )
+}
 
 /// The main table: the strategy and [`MAIN_COLUMNS`], from `summary.csv`.
 pub fn summary_table(csv_text: &str, has_trigger: bool) -> String {
@@ -459,7 +476,7 @@ pub fn summary_table(csv_text: &str, has_trigger: bool) -> String {
             let cell = match (*col, v.is_empty(), has_trigger) {
                 ("recovery_time_s", true, true) => "never".to_string(),
                 (_, true, _) => "&ndash;".to_string(),
-                _ => esc(v),
+                _ => esc(&readable(v)),
             };
             let _ = write!(t, "<td>{cell}</td>");
         }
@@ -598,6 +615,7 @@ mod tests {
     fn tables_show_four_significant_digits_of_a_full_precision_csv() {
         assert_eq!(readable("1234.5678"), "1235");
         assert_eq!(readable("0.30000000000000004"), "0.3000");
+        assert_eq!(readable("8.2"), "8.2");
         assert_eq!(readable("0.000123456"), "0.000123");
         assert_eq!(readable("12"), "12");
         assert_eq!(readable("never"), "never");

@@ -5,7 +5,7 @@ use crate::metrics::Report;
 use crate::retry::Outcome;
 
 /// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 35] = [
+pub const COLUMNS: [&str; 36] = [
     "strategy",
     "logical_requests",
     "succeeded",
@@ -41,6 +41,7 @@ pub const COLUMNS: [&str; 35] = [
     "crashes",
     "reject_work_fraction",
     "first_attempts_refused",
+    "peak_at_server",
 ];
 
 /// Writes `summary.csv`.
@@ -111,6 +112,7 @@ impl Exporter for SummaryCsv {
                     6,
                 ),
                 t.rejected_first.to_string(),
+                t.peak_held.to_string(),
             ]
         });
         to_csv(std::iter::once(header).chain(rows))

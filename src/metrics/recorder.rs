@@ -94,6 +94,9 @@ pub struct Totals {
     pub reject_ns: u64,
     /// Logical requests a load spike added (included in `started`).
     pub spike_requests: u64,
+    /// The most requests the capacity server held at once, queued plus in
+    /// service: what its crash limit (`crash_at`) counts.
+    pub peak_held: u64,
 }
 
 impl Totals {

@@ -30,6 +30,10 @@ pub struct Report {
     pub seed: u64,
     /// Server capacity at full speed, completions per second (`None`: unlimited).
     pub capacity_per_s: Option<f64>,
+    /// The server's crash limit: it crashes when an arrival would make the
+    /// requests it holds (queued plus in service) exceed this; `None`: it
+    /// does not crash.
+    pub crash_limit: Option<u32>,
     /// Outage windows `[start, end)`.
     pub outages: Vec<(SimTime, SimTime)>,
     /// Measurement settings (bucket width, recovery rule).

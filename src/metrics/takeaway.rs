@@ -23,13 +23,14 @@ fn count(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", grouped(n), if n == 1 { one } else { many })
 }
 
-/// `n` with a thin space every three digits, as the README writes them.
+/// `n` with a no-break space every three digits, as the README writes them
+/// (no-break, so that a line is never broken inside a number).
 fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(' ');
+            out.push('\u{a0}');
         }
         out.push(c);
     }
@@ -47,11 +48,11 @@ fn list(names: &[&str]) -> String {
 
 /// The strategy with the largest (`max`) or smallest value of `key`, first in
 /// file order on a tie; runs without the figure are passed over.
-fn pick<'a>(
-    r: &'a Report,
+fn pick(
+    r: &Report,
     key: impl Fn(&Summary) -> Option<f64>,
     max: bool,
-) -> Option<(&'a StrategyReport, f64)> {
+) -> Option<(&StrategyReport, f64)> {
     let mut best: Option<(&StrategyReport, f64)> = None;
     for run in &r.runs {
         let Some(v) = key(&run.summary) else { continue };
@@ -81,28 +82,31 @@ fn triggered(r: &Report) -> Vec<String> {
             .iter()
             .filter(|x| x.summary.totals.crashes > 0)
             .collect();
-        let crashes = if crashed.is_empty() {
-            " The server never crashed.".to_string()
-        } else {
-            format!(
-                " The server crashed under {}.",
-                list(
-                    &crashed
-                        .iter()
-                        .map(|x| {
-                            let n = x.summary.totals.crashes;
-                            if crashed.len() == 1 {
-                                format!("{} ({})", x.name, count(n, "time", "times"))
-                            } else {
-                                format!("{} ({n})", x.name)
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .iter()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
+        let crashes = match (crashed.is_empty(), r.crash_limit) {
+            (true, None) => String::new(),
+            (true, Some(limit)) => {
+                let held = r.runs.iter().map(|x| x.summary.totals.peak_held).max();
+                format!(
+                    " The server never crashed: it held at most {} at once, below its crash \
+                     limit of {}.",
+                    count(held.unwrap_or(0), "request", "requests"),
+                    grouped(u64::from(limit))
                 )
-            )
+            }
+            (false, _) => {
+                let each: Vec<String> = crashed
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "{} ({})",
+                            x.name,
+                            count(x.summary.totals.crashes, "time", "times")
+                        )
+                    })
+                    .collect();
+                let each: Vec<&str> = each.iter().map(String::as_str).collect();
+                format!(" The server crashed under {}.", list(&each))
+            }
         };
         out.push(format!(
             "The largest wave of attempts was {}'s: {ratio:.1} times the server's capacity at \
@@ -124,11 +128,24 @@ fn triggered(r: &Report) -> Vec<String> {
         .map(|x| x.name.as_str())
         .collect();
     let mut recovery = String::new();
-    if let Some((name, t)) = back.first() {
+    if let Some(&(_, t0)) = back.first() {
+        // Times as the table shows them, to a tenth of a second: equal there,
+        // equal here.
+        let tenth = |t: f64| (t * 10.0).round();
+        let first: Vec<&str> = back
+            .iter()
+            .filter(|b| tenth(b.1) == tenth(t0))
+            .map(|b| b.0)
+            .collect();
+        let named = if first.len() > 3 {
+            format!("{} and {} others", first[0], first.len() - 1)
+        } else {
+            list(&first)
+        };
         recovery.push_str(&format!(
-            "Back to normal soonest: {name}, {t:.1} s after the trigger ended"
+            "Back to normal soonest: {named}, {t0:.1} s after the trigger ended"
         ));
-        if let Some((last, t)) = back.last().filter(|_| back.len() > 1) {
+        if let Some(&(last, t)) = back.last().filter(|b| tenth(b.1) > tenth(t0)) {
             recovery.push_str(&format!("; last: {last}, after {t:.1} s"));
         }
         recovery.push('.');
@@ -165,16 +182,18 @@ fn triggered(r: &Report) -> Vec<String> {
             out.push(format!("Users felt it: {}; {}.", felt(least), felt(most)));
         }
     }
-    // A quick recovery that came from giving up is said, not flattered.
-    if let (Some((name, _)), Some((fewest, f0))) =
+    // A quick recovery that came from giving up is said, not flattered: the
+    // first back failed many more requests than the strategy that failed
+    // fewest (more than a quarter of what it lost, and at least 10 more).
+    if let (Some(&(name, _)), Some((fewest, f0))) =
         (back.first(), pick(r, |s| Some(s.failed as f64), false))
     {
-        let soonest = r.runs.iter().find(|x| x.name == *name);
-        if let Some(x) = soonest {
+        if let Some(x) = r.runs.iter().find(|x| x.name == name) {
             let f = x.summary.failed as f64;
-            if f > f0 + (0.1 * f0).max(10.0) && x.name != fewest.name {
+            let lost = x.summary.successes_lost.unwrap_or(0) as f64;
+            if f > f0 + (0.25 * lost).max(10.0) {
                 out.push(format!(
-                    "{} was back soonest because it gave up: {} failed, against {} for {}.",
+                    "But {} was back soon by giving up: {} failed, against {} for {}.",
                     x.name,
                     count(x.summary.failed, "request", "requests"),
                     grouped(f0 as u64),
@@ -246,10 +265,97 @@ fn seconds(s: f64) -> String {
 mod tests {
     use super::*;
 
+    use crate::engine::{SimDuration, SimTime};
+    use crate::metrics::{MetricsConfig, Totals};
+
+    /// A run's report with the given (name, recovery, failed, lost, crashes).
+    fn report(runs: &[(&str, Option<f64>, u64, u64, u64)], limit: Option<u32>) -> Report {
+        Report {
+            scenario: "t".into(),
+            seed: 1,
+            capacity_per_s: Some(100.0),
+            crash_limit: limit,
+            outages: vec![(
+                SimTime::ZERO + SimDuration::from_secs(20),
+                SimTime::ZERO + SimDuration::from_secs(22),
+            )],
+            metrics: MetricsConfig::default(),
+            duration_s: 60.0,
+            runs: runs
+                .iter()
+                .enumerate()
+                .map(|(i, &(name, rec, failed, lost, crashes))| StrategyReport {
+                    name: name.into(),
+                    summary: Summary {
+                        logical_requests: 1000,
+                        succeeded: 1000 - failed,
+                        failed,
+                        in_flight_at_end: 0,
+                        attempts: 1000,
+                        retries: 0,
+                        amplification: 1.0 + i as f64,
+                        peak_attempts_per_s: 100.0,
+                        peak_load_ratio: Some(1.0 + i as f64),
+                        recovery_time_s: rec,
+                        successes_lost: Some(lost),
+                        extra_attempts: Some(0),
+                        peak_backlog: 0.0,
+                        latency_p50_s: None,
+                        latency_p99_s: None,
+                        latency_mean_s: None,
+                        wasted_work_fraction: 0.0,
+                        baseline_goodput_per_s: None,
+                        totals: Totals {
+                            crashes,
+                            peak_held: 40,
+                            ..Totals::default()
+                        },
+                    },
+                    buckets: Vec::new(),
+                    twin: None,
+                    twin_events: 0,
+                    aborted: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_paragraph_says_what_the_figures_say() {
+        let text = takeaway(&report(
+            &[
+                ("quitter", Some(0.0), 2000, 1900, 0),
+                ("steady", Some(3.0), 0, 1500, 0),
+                ("storm", None, 50, 9000, 2),
+            ],
+            Some(500),
+        ))
+        .join(" ");
+        assert!(text.contains("storm's: 3.0 times"), "{text}");
+        assert!(text.contains("crashed under storm (2 times)"), "{text}");
+        assert!(text.contains("soonest: quitter, 0.0 s"), "{text}");
+        assert!(text.contains("storm never got back to normal"), "{text}");
+        assert!(text.contains("steady lost 1\u{a0}500"), "{text}");
+        assert!(
+            text.contains("quitter was back soon by giving up"),
+            "{text}"
+        );
+        // Without a crash, the limit and the most held are said; without a
+        // quick give-up, nothing is said of one.
+        let calm = takeaway(&report(
+            &[("a", Some(1.0), 0, 10, 0), ("b", Some(1.0), 5, 12, 0)],
+            Some(500),
+        ))
+        .join(" ");
+        assert!(calm.contains("held at most 40 requests"), "{calm}");
+        assert!(calm.contains("soonest: a and b"), "{calm}");
+        assert!(!calm.contains("giving up"), "{calm}");
+    }
+
     #[test]
     fn counts_are_grouped_and_lists_are_joined() {
-        assert_eq!(grouped(2_011), "2 011");
-        assert_eq!(grouped(12_600_000), "12 600 000");
+        assert_eq!(grouped(2_011), "2\u{a0}011");
+        assert_eq!(grouped(12_600_000), "12\u{a0}600\u{a0}000");
         assert_eq!(grouped(999), "999");
         assert_eq!(count(1, "request", "requests"), "1 request");
         assert_eq!(list(&["a", "b", "c"]), "a, b and c");

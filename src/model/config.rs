@@ -50,6 +50,15 @@ impl ServerModel {
         }
     }
 
+    /// The crash limit on requests held (queued plus in service), if the
+    /// server can crash.
+    pub fn crash_limit(&self) -> Option<u32> {
+        match self {
+            ServerModel::Capacity(c) => c.overload.crash_at,
+            ServerModel::Occ => None,
+        }
+    }
+
     /// The mean service time, ns (0 for an instant server).
     pub fn mean_service_nanos(&self) -> f64 {
         match self {

@@ -1,5 +1,6 @@
-//! `backlog.png`: the backlog over time, one row per strategy: requests queued
-//! at the server and requests waiting out a backoff (time averages per bucket),
+//! `backlog.png`: the backlog over time, one row per strategy: requests held at
+//! the server (queued and in service: what its crash limit counts, drawn as a
+//! dashed line) and requests waiting out a backoff (time averages per bucket),
 //! beside the twin's backlog without the trigger.
 
 use super::timechart::{self, Chart, Key, Line, Row, Stroke};
@@ -8,6 +9,7 @@ use crate::metrics::{Bucket, Report};
 
 /// Draws the chart.
 pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
+    let limit = report.crash_limit.map(f64::from);
     let rows: Vec<Row> = report
         .runs
         .iter()
@@ -19,7 +21,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                 Line {
                     colour: style::colour(i),
                     stroke: Stroke::Solid(2),
-                    points: of(|b| b.queue_len, &run.buckets),
+                    points: of(|b| b.queue_len + b.busy, &run.buckets),
                 },
                 Line {
                     colour: style::REFERENCE_GREY,
@@ -37,11 +39,12 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             let top = lines
                 .iter()
                 .flat_map(|l| l.points.iter().map(|p| p.1))
-                .fold(0.0, f64::max);
+                .fold(limit.unwrap_or(0.0), f64::max);
             Row {
                 caption: format!(
-                    "{}: peak backlog {:.0}{}",
+                    "{}: at most {} at the server at once, peak backlog {:.0}{}",
                     run.name,
+                    run.summary.totals.peak_held,
                     run.summary.peak_backlog,
                     timechart::recovery_phrase(report, i)
                 ),
@@ -54,7 +57,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         .collect();
     let mut keys = vec![
         Key {
-            label: "queued at the server".into(),
+            label: "at the server (queued + in service)".into(),
             colour: None,
             stroke: Stroke::Solid(2),
         },
@@ -64,6 +67,13 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             stroke: Stroke::Solid(2),
         },
     ];
+    if let Some(limit) = report.crash_limit {
+        keys.push(Key {
+            label: format!("crash limit {limit}"),
+            colour: Some(style::REFERENCE),
+            stroke: Stroke::Dashed,
+        });
+    }
     if !report.outages.is_empty() {
         keys.push(Key {
             label: "normal backlog".into(),
@@ -72,11 +82,11 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         });
     }
     let chart = Chart {
-        title: "Backlog: requests queued, and requests waiting to retry",
+        title: "Backlog: requests at the server, and requests waiting to retry",
         subtitle_extra: "; time averages; each row its own scale",
         y_label: "requests",
         keys,
-        capacity: None,
+        reference_line: limit,
     };
     timechart::render(report, &chart, &rows)
 }

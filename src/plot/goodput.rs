@@ -72,7 +72,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         subtitle_extra: "; one scale for all rows",
         y_label: "successes/s",
         keys,
-        capacity: None,
+        reference_line: None,
     };
     timechart::render(report, &chart, &rows)
 }

@@ -117,7 +117,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         },
         y_label: "attempts/s",
         keys,
-        capacity: report.capacity_per_s,
+        reference_line: report.capacity_per_s,
     };
     timechart::render(report, &chart, &rows)
 }

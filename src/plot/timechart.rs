@@ -69,8 +69,8 @@ pub struct Chart<'a> {
     pub y_label: &'a str,
     /// The legend strip.
     pub keys: Vec<Key>,
-    /// The capacity line, if any.
-    pub capacity: Option<f64>,
+    /// A dashed horizontal line (the server's capacity, its crash limit), if any.
+    pub reference_line: Option<f64>,
 }
 
 /// Height of one row, pixels.
@@ -166,7 +166,11 @@ pub fn render(report: &Report, chart: &Chart, rows: &[Row]) -> Result<Vec<u8>, P
     let height = 70 + KEY_HEIGHT + ROW_HEIGHT * n as u32 + 10;
     let zoom = zoom_window(report);
     render_png(style::WIDTH, height, |root| {
-        let body = title(root, chart.title, &subtitle(report, chart.subtitle_extra))?;
+        let mut sub = subtitle(report, chart.subtitle_extra);
+        if let Some((from, to)) = zoom {
+            sub.push_str(&format!("; right: {} s to {} s", tick(from), tick(to)));
+        }
+        let body = title(root, chart.title, &sub)?;
         let (keys, body) = body.split_vertically(KEY_HEIGHT);
         legend_strip(&keys, &chart.keys, zoom)?;
         let (body, _) = body.split_vertically(ROW_HEIGHT * n as u32);
@@ -236,7 +240,7 @@ fn panel(
             .map_err(draw_err)?;
         }
     }
-    if let Some(cap) = chart.capacity {
+    if let Some(cap) = chart.reference_line {
         c.draw_series(DashedLineSeries::new(
             [(from, cap), (to, cap)],
             8,
@@ -355,21 +359,6 @@ fn legend_strip(
             .map_err(draw_err)?;
         x += 30 + 8 * k.label.len() as i32 + 22;
     }
-    if let Some((from, to)) = zoom {
-        let right = TextStyle::from((FONT, TICK_SIZE))
-            .color(&RGBColor(0x55, 0x55, 0x55))
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        area.draw_text(
-            &format!(
-                "left: the whole run; right: {} s to {} s",
-                tick(from),
-                tick(to)
-            ),
-            &right,
-            (style::WIDTH as i32 - 16, y),
-        )
-        .map_err(draw_err)?;
-    }
     Ok(())
 }
 
@@ -433,6 +422,7 @@ mod tests {
             scenario: "t".into(),
             seed: 1,
             capacity_per_s: None,
+            crash_limit: None,
             outages: vec![(
                 SimTime::ZERO + SimDuration::from_secs(20),
                 SimTime::ZERO + SimDuration::from_secs(22),

@@ -285,6 +285,8 @@ struct RunResponse {
     summary_csv: String,
     timeseries_csv: String,
     table: String,
+    /// "What this run shows", as `report.html` has it.
+    takeaway: String,
     notes: Vec<String>,
     run_ms: u64,
 }
@@ -347,6 +349,7 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
     Ok(RunResponse {
         ok: true,
         table: html::summary_table(&summary, !report.outages.is_empty()),
+        takeaway: html::takeaway_section(&report),
         toml: edit::export_text(&text, &s.name),
         facts,
         summary_csv: summary,

@@ -29,8 +29,9 @@ try {
   const table = page.locator('#pane-a .table table');
   assert.equal(await table.locator('tbody tr').count(), 4, 'the outage scenario has 4 strategies');
   for (const c of ['a-chart-load', 'a-chart-goodput', 'a-chart-backlog']) {
-    assert.equal(await page.locator(`#${c} canvas`).count(), 1, `${c} drawn`);
+    assert.equal(await page.locator(`#${c} .panel canvas`).count(), 4, `${c}: a panel per strategy`);
   }
+  assert.match(await page.locator('#pane-a .takeaway').innerText(), /What this run shows/);
   const before = await table.innerText();
 
   // Change the number of clients: a fresh run, a different table.
@@ -43,6 +44,8 @@ try {
     times.push(await page.locator('#pane-a').evaluate((el) => +el.dataset.lastMs));
   }
   assert.notEqual(await table.innerText(), before, 'the table changed with the clients');
+  assert.equal(await page.locator('#pane-a .field.changed[data-key="clients.count"]').count(), 1,
+    'a changed field is marked');
 
   // An invalid value: the message at the field, naming the key.
   const base = page.locator('#pane-a .field[data-key="strategy[1].base"]');
@@ -61,8 +64,25 @@ try {
   assert.equal(await page.locator('#pane-a .field.invalid').count(), 0, 'the error is gone');
   await page.locator('#show-b').click();
   await waitRuns('#pane-b', 1);
-  assert.equal(await page.locator('#b-chart-load canvas').count(), 1, 'B draws its charts');
+  assert.equal(await page.locator('#b-chart-load .panel canvas').count(), 4, 'B draws its charts');
   assert.equal(await page.locator('#pane-b .table tbody tr').count(), 4);
+  // B differs from A in its clients (A has 1200, B copied them): change B's.
+  const rb0 = await runs('#pane-b');
+  await page.locator('#pane-b .field[data-key="clients.count"] input').fill('300');
+  await page.locator('#pane-b .field[data-key="clients.count"] input').dispatchEvent('change');
+  await waitRuns('#pane-b', rb0 + 1);
+  assert.equal(await page.locator('#pane-b .field.differs[data-key="clients.count"]').count(), 1,
+    'a field that differs from A is marked in B');
+  assert.equal(await page.locator('#pane-b .field.differs[data-key="seed"]').count(), 0);
+  // A and B share each figure's scale.
+  const ymax = (id) => page.locator(id).evaluate((el) => +el.dataset.ymax);
+  for (const f of ['chart-load', 'chart-goodput', 'chart-backlog']) {
+    assert.equal(await ymax(`#a-${f}`), await ymax(`#b-${f}`), `${f}: one scale for A and B`);
+  }
+  // Resizing after re-runs draws again without an error.
+  await page.setViewportSize({ width: 1000, height: 900 });
+  await page.waitForTimeout(200);
+  await page.setViewportSize({ width: 1280, height: 900 });
   // A lesson with two configurations: set it up, and its numbers appear.
   await page.locator('#lesson-step').selectOption({ label: 'A longer crash' });
   const ra = await runs('#pane-a'), rb = await runs('#pane-b');
@@ -72,6 +92,15 @@ try {
   const numbers = await page.locator('#lesson-figures').innerText();
   assert.match(numbers, /^A none: requests failed \d+; B none: requests failed \d+$/, numbers);
   assert.equal(await page.locator('#pane-b .field[data-key="outage[0].end"] input').inputValue(), '26s');
+
+  // Your own file, broken: its name, its message, and nothing of the last run.
+  await page.locator('#pane-a .file').setInputFiles({ name: 'mine.toml', mimeType: 'application/toml',
+    buffer: Buffer.from('name = "mine"\nduration = \n') });
+  await page.waitForFunction(() => document.querySelector('#pane-a .problem').textContent.includes('mine.toml'),
+    null, { timeout: 20000 });
+  assert.equal(await page.locator('#pane-a .table tbody tr').count(), 0, 'no table of the last run');
+  assert.equal(await page.locator('#a-chart-load canvas').count(), 0, 'no charts of the last run');
+  assert.equal(await page.locator('#pane-a .scenario').inputValue(), '', 'the scenario list no longer names outage');
 
   // The invalid value's answer is a 422, which Chromium logs; nothing else.
   const unexpected = problems.filter((p) => !p.includes('status of 422'));

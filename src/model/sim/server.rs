@@ -145,6 +145,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         };
         let (queued, busy) = (server.queue_len() as u64, server.busy() as u64);
+        self.rec.totals.peak_held = self.rec.totals.peak_held.max(queued + busy);
         self.rec.set(Gauge::Queue, self.now, queued);
         self.rec.set(Gauge::Busy, self.now, busy);
     }
