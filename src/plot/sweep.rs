@@ -48,23 +48,26 @@ type Point = (f64, f64, f64, f64);
 /// "mean of 5 runs per point", or "median of ..." for a median figure.
 fn statistic(r: &SweepReport, f: &Figure, per: &str) -> String {
     let runs = r.sweep.replications;
+    let plural = if runs == 1 { "" } else { "s" };
+    // Only a line chart (one value per point) draws the interval as a band.
+    let band = |what: &str| {
+        if per == "point" && runs > 1 {
+            format!("; band: {what}")
+        } else {
+            String::new()
+        }
+    };
     match f.stat {
         Stat::Mean => format!(
-            "mean of {runs} run{} per {per}{}",
-            if runs == 1 { "" } else { "s" },
-            if runs > 1 {
-                "; band: 95% confidence interval"
-            } else {
-                ""
-            }
+            "mean of {runs} run{plural} per {per}{}",
+            band("95% confidence interval")
         ),
         Stat::Median => format!(
-            "median of {runs} run{} per {per}, a run that never recovered counted as never",
-            if runs == 1 { "" } else { "s" }
+            "median of {runs} run{plural} per {per}, a run that never recovered counted as never"
         ),
         Stat::Share => format!(
-            "share of {runs} run{} per {per}; band: 95% interval (Wilson)",
-            if runs == 1 { "" } else { "s" }
+            "share of {runs} run{plural} per {per}{}",
+            band("95% interval (Wilson)")
         ),
     }
 }
@@ -428,7 +431,7 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
             "scenario {}, seed {}; {}; one colour scale{}",
             r.scenario,
             r.seed,
-            statistic(r, f, "cell").replace("; band: 95% confidence interval", ""),
+            statistic(r, f, "cell"),
             if log { " (log)" } else { "" }
         );
         let body = timechart::title(root, &title, &sub)?;
