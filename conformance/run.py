@@ -17,7 +17,7 @@ server.py, and compares, per preset:
   the AWS quota).
 
 It writes conformance/results.toml (read by the test suite), RESULTS.md, and
-the table in README.md between its markers. See conformance/README.md for the
+the table in docs/src/libraries.md between its markers. See conformance/README.md for the
 tolerances and why.
 """
 
@@ -521,7 +521,7 @@ def write_toml(results, path, date):
 
     out = [
         "# Written by conformance/run.py: what the real libraries did, preset by preset.",
-        "# tests/conformance.rs checks that every preset has a row measured on its",
+        "# tests/it/conformance.rs checks that every preset has a row measured on its",
         "# current definition (the fingerprint `sim presets --toml` prints).",
         f'date = "{date}"',
         "",
@@ -613,7 +613,7 @@ def main():
     write_toml(results, results_path, date)
     md = table(results, facts, date)
     (HERE / "RESULTS.md").write_text("# Presets against the real libraries\n\n" + md)
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "src" / "libraries.md"
     text = readme.read_text()
     begin, end = "<!-- conformance:begin -->", "<!-- conformance:end -->"
     if begin in text and end in text:

@@ -1,4 +1,5 @@
-//! `sim run` of a sweep (all of it, or one shard), and `sim merge`.
+//! `sim run` of a sweep (all of it, or one shard), and the sweep's files and
+//! table, which `sim merge` writes too.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -6,11 +7,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use super::{InputError, MergeOptions, RunOptions, print_speed, progress_bar};
+use super::{InputError, RunOptions, print_speed, progress_bar};
 use crate::export::sweep_csv;
-use crate::output::{Staging, write_atomic};
+use crate::output::write_atomic;
 use crate::plot;
-use crate::scenario::{self, Scenario, Sweep};
+use crate::scenario::{Scenario, Sweep};
 use crate::sweep::figures::{Estimate, FIGURES, Stat};
 use crate::sweep::shard;
 use crate::sweep::{self, SweepReport};
@@ -112,14 +113,14 @@ pub(super) fn run_sweep(
 }
 
 /// What a sweep's page says about where it came from.
-struct About<'a> {
-    description: &'a str,
-    scenario_file: &'a str,
-    scenario_text: &'a str,
+pub(super) struct About<'a> {
+    pub(super) description: &'a str,
+    pub(super) scenario_file: &'a str,
+    pub(super) scenario_text: &'a str,
 }
 
 /// Writes a sweep's CSV files, `report.html` and charts into `out`.
-fn write_sweep(
+pub(super) fn write_sweep(
     report: &SweepReport,
     out: &Path,
     plots: bool,
@@ -168,7 +169,7 @@ fn write_sweep(
 
 /// The sweep's table on stdout: the points, and per strategy the mean of the
 /// first two charted figures with their 95% half-widths.
-fn print_sweep(
+pub(super) fn print_sweep(
     report: &SweepReport,
     sim_wall: Option<std::time::Duration>,
     wall: std::time::Duration,
@@ -255,67 +256,4 @@ fn point_label(sw: &Sweep, p: &crate::scenario::Point) -> String {
         .map(|(a, &i)| a.values[i].display.clone())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// `sim merge`: combines shard folders into the output of the unsharded run.
-pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
-    let started = Instant::now();
-    let mut shards = Vec::with_capacity(opts.dirs.len());
-    for dir in &opts.dirs {
-        shards.push(shard::read(dir).map_err(|e| InputError(e.to_string()))?);
-    }
-    let Some(first) = shards.first() else {
-        return Err(InputError("no shard folders given".into()).into());
-    };
-    let source = PathBuf::from(&first.manifest.source);
-    let mut s = scenario::parse(&first.scenario_text, &source)?;
-    s.seed = first.manifest.seed;
-    let Some(sweep) = s.sweep.clone() else {
-        return Err(
-            InputError(format!("{}: the scenario has no [sweep]", source.display())).into(),
-        );
-    };
-    let (manifest, text, results) =
-        shard::combine(shards, sweep.runs()).map_err(|e| InputError(e.to_string()))?;
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&s.name));
-    let inputs: Vec<&Path> = opts.dirs.iter().map(PathBuf::as_path).collect();
-    super::check_output(&out, &inputs, &source, &manifest.fingerprint, opts.force)?;
-    let staging = Staging::new(&out)?;
-    let report = sweep::aggregate(&s, &sweep, &results);
-    let source_text = source.display().to_string();
-    let about = About {
-        description: &s.description,
-        scenario_file: &source_text,
-        scenario_text: &text,
-    };
-    write_sweep(&report, staging.dir(), opts.plots, &about)?;
-    let quoted = |v: &str| toml::Value::String(v.to_string()).to_string();
-    let files = staging.commit(&format!(
-        "# What made this folder; written last, so a folder without it is incomplete.\n\
-         sim_version = {}\nscenario = {}\nscenario_file = {}\nscenario_fingerprint = {}\n\
-         merged_shards = {}\nseed = {}\ncharts = {}\n",
-        quoted(env!("CARGO_PKG_VERSION")),
-        quoted(&s.name),
-        quoted(&manifest.source),
-        quoted(&manifest.fingerprint),
-        manifest.shards,
-        s.seed,
-        opts.plots
-    ))?;
-    if !opts.quiet {
-        say!(
-            "scenario {} ({}), seed {}: merged {} shards",
-            s.name,
-            source.display(),
-            s.seed,
-            manifest.shards
-        );
-        // Nothing was simulated here: the shards did it, at their own speed.
-        print_sweep(&report, None, started.elapsed());
-        super::say_written(&out, &files);
-    }
-    Ok(())
 }

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use crate::metrics::Report;
+use crate::metrics::{Report, columns};
 use crate::plot::style;
 use crate::sweep::SweepReport;
 use crate::sweep::figures::{FIGURES, Stat};
@@ -42,45 +42,29 @@ pub struct RunPage<'a> {
 
 /// The summary columns shown in the main table, with their headings and what
 /// they mean (the rest are under "every column").
-const MAIN_COLUMNS: [(&str, &str, &str); 9] = [
-    ("failed", "failed", "logical requests that never succeeded"),
-    (
-        "recovery_time_s",
-        "recovery (s)",
-        "seconds from the end of the trigger until the run is back to normal for good, judged against the same run without the trigger; read it with failed: giving up early recovers quickly",
-    ),
-    (
-        "successes_lost",
-        "successes lost",
-        "successes the run without the trigger had and this run did not, from the trigger until recovery (never negative)",
-    ),
-    ("crashes", "crashes", "times the server fell over"),
-    (
-        "peak_at_server",
-        "peak at server",
-        "most requests held at the server at once, queued plus in service: what a crash limit counts",
-    ),
-    (
-        "peak_load_ratio",
-        "peak load / capacity",
-        "the busiest bucket's attempts per second over the server's capacity",
-    ),
-    (
-        "amplification",
-        "attempts per request",
-        "attempts per logical request: 1 means no retries",
-    ),
-    (
-        "extra_attempts",
-        "extra attempts",
-        "attempts beyond the run without the trigger's, until recovery; negative: fewer (clients waiting out timeouts or backoffs, breakers and budgets holding retries back, requests given up at once)",
-    ),
-    (
-        "latency_p99_s",
-        "p99 latency (s)",
-        "99th percentile of a successful logical request's time, first attempt to success",
-    ),
+const MAIN_COLUMNS: [&str; 9] = [
+    "failed",
+    "recovery_time_s",
+    "successes_lost",
+    "crashes",
+    "peak_at_server",
+    "peak_load_ratio",
+    "amplification",
+    "extra_attempts",
+    "latency_p99_s",
 ];
+
+/// A summary column's heading in the report's table (with its unit: the
+/// table shows the CSV's numbers) and its meaning, from [`columns`].
+fn heading(name: &str) -> (String, &'static str) {
+    match columns::summary(name) {
+        Some(c) if matches!(c.shown, columns::Shown::Seconds(_)) => {
+            (format!("{} (s)", c.heading), c.meaning)
+        }
+        Some(c) => (c.heading.to_string(), c.meaning),
+        None => (name.to_string(), ""),
+    }
+}
 
 /// A run's facts for the charts' script, as JSON: the scenario, seed, length,
 /// bucket, capacity, triggers, strategies and their colours.
@@ -463,7 +447,10 @@ pub fn summary_table(csv_text: &str, has_trigger: bool) -> String {
     );
     let shown: Vec<_> = MAIN_COLUMNS
         .iter()
-        .filter_map(|(col, head, what)| at(col).map(|i| (i, *col, *head, *what)))
+        .filter_map(|col| {
+            let (head, what) = heading(col);
+            at(col).map(|i| (i, *col, head, what))
+        })
         .collect();
     for (_, _, head, what) in &shown {
         let _ = write!(t, "<th title=\"{}\">{}</th>", esc(what), esc(head));

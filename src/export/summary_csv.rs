@@ -4,46 +4,6 @@ use super::{ExportError, Exporter, fixed, to_csv};
 use crate::metrics::Report;
 use crate::retry::Outcome;
 
-/// The columns, in order. The first thirteen are a contract (README.md).
-pub const COLUMNS: [&str; 36] = [
-    "strategy",
-    "logical_requests",
-    "succeeded",
-    "failed",
-    "attempts",
-    "retries",
-    "amplification",
-    "peak_attempts_per_s",
-    "peak_load_ratio",
-    "recovery_time_s",
-    "latency_p50_s",
-    "latency_p99_s",
-    "wasted_work_fraction",
-    "in_flight_at_end",
-    "failed_not_retryable",
-    "failed_retries_exhausted",
-    "failed_deadline",
-    "timeouts",
-    "error_responses",
-    "baseline_goodput_per_s",
-    "capacity_per_s",
-    "events",
-    "seed",
-    "latency_mean_s",
-    "retries_denied_by_budget",
-    "shed",
-    "expired_dropped",
-    "rejected_locally",
-    "breaker_open_s",
-    "successes_lost",
-    "extra_attempts",
-    "peak_backlog",
-    "crashes",
-    "reject_work_fraction",
-    "first_attempts_refused",
-    "peak_at_server",
-];
-
 /// Writes `summary.csv`.
 pub struct SummaryCsv;
 
@@ -53,7 +13,10 @@ impl Exporter for SummaryCsv {
     }
 
     fn serialize(&self, report: &Report) -> Result<Vec<u8>, ExportError> {
-        let header = COLUMNS.iter().map(|c| c.to_string()).collect();
+        let header = crate::metrics::columns::SUMMARY
+            .iter()
+            .map(|c| c.name.to_string())
+            .collect();
         let rows = report.runs.iter().map(|r| {
             let s = &r.summary;
             let t = &s.totals;

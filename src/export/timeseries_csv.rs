@@ -3,24 +3,6 @@
 use super::{ExportError, Exporter, fixed, to_csv};
 use crate::metrics::Report;
 
-/// The columns, in order. The first nine are a contract (README.md).
-pub const COLUMNS: [&str; 14] = [
-    "strategy",
-    "t_s",
-    "attempts_per_s",
-    "retries_per_s",
-    "goodput_per_s",
-    "errors_per_s",
-    "timeouts_per_s",
-    "queue_len",
-    "in_flight",
-    "busy_workers",
-    "breaker_open",
-    "backing_off",
-    "normal_goodput_per_s",
-    "normal_backlog",
-];
-
 /// Writes `timeseries.csv`.
 pub struct TimeseriesCsv;
 
@@ -32,7 +14,10 @@ impl Exporter for TimeseriesCsv {
     fn serialize(&self, report: &Report) -> Result<Vec<u8>, ExportError> {
         let width = report.metrics.bucket.as_secs_f64();
         let rate = |n: u64| fixed(Some(n as f64 / width), 1);
-        let header = COLUMNS.iter().map(|c| c.to_string()).collect();
+        let header = crate::metrics::columns::TIMESERIES
+            .iter()
+            .map(|c| c.name.to_string())
+            .collect();
         let rows = report.runs.iter().flat_map(|r| {
             r.buckets.iter().enumerate().map(move |(i, b)| {
                 let twin = r.twin.as_ref().and_then(|t| t.get(i));

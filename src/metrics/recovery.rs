@@ -29,7 +29,7 @@ use crate::metrics::{Bucket, MetricsConfig};
 /// How many standard deviations of noise a difference must exceed to count. With
 /// about 20 independent 2 s windows after a trigger in a 60 s run, a normal
 /// (Gaussian) difference passes 4 sigma one-sided with probability 3e-5 per
-/// window, under 1e-3 per run; `tests/recovery.rs` measures the rate.
+/// window, under 1e-3 per run; `tests/it/recovery.rs` measures the rate.
 pub const NOISE_Z: f64 = 4.0;
 
 /// What a trigger did to a run, compared with its twin.

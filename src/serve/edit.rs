@@ -42,20 +42,26 @@ const BUDGET_KINDS: [&str; 6] = [
     "concurrency",
 ];
 
-/// Sets (or, with an empty value, removes) `key` in `doc`. The value is a
-/// TOML value (`500`, `"200ms"`, `{ kind = "none" }`); text that is not one is
-/// taken as a string, so that the scenario's own validation names the key and
-/// says what would be valid. Setting is the sweeps' own (`scenario::sweep::set`:
-/// nested, inline and array tables, and the strategies that override the key).
-fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
-    let path = KeyPath::parse(key).ok_or_else(|| {
+/// `key` read as a key path, or what is wrong with it (its start only: a
+/// request may send a key of any length).
+fn key_path(key: &str) -> Result<KeyPath, String> {
+    KeyPath::parse(key).ok_or_else(|| {
         let shown: String = key.chars().take(80).collect();
         format!(
             "not a key path of a scenario: {shown}{} (keys, dots and [index], at most {} keys)",
             if shown.len() < key.len() { "..." } else { "" },
             crate::scenario::locate::MAX_SEGMENTS
         )
-    })?;
+    })
+}
+
+/// Sets (or, with an empty value, removes) `key` in `doc`. The value is a
+/// TOML value (`500`, `"200ms"`, `{ kind = "none" }`); text that is not one is
+/// taken as a string, so that the scenario's own validation names the key and
+/// says what would be valid. Setting is the sweeps' own (`scenario::sweep::set`:
+/// nested, inline and array tables, and the strategies that override the key).
+fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
+    let path = key_path(key)?;
     let literal = literal.trim();
     if literal.is_empty() {
         return remove(doc, key);
@@ -70,14 +76,7 @@ fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
 /// the default or the preset's value applies again; a path that is not in the
 /// file is already removed.
 fn remove(doc: &mut DocumentMut, key: &str) -> Result<(), String> {
-    let path = KeyPath::parse(key).ok_or_else(|| {
-        let shown: String = key.chars().take(80).collect();
-        format!(
-            "not a key path of a scenario: {shown}{} (keys, dots and [index], at most {} keys)",
-            if shown.len() < key.len() { "..." } else { "" },
-            crate::scenario::locate::MAX_SEGMENTS
-        )
-    })?;
+    let path = key_path(key)?;
     let Some((Seg::Key(last), parents)) = path.0.split_last() else {
         return Err(format!("{key}: cannot remove a list entry"));
     };

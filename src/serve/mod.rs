@@ -5,7 +5,7 @@
 //!
 //! The page, its script and styles and the chart library are compiled into the
 //! binary. The HTTP side is axum on a small tokio runtime; each run is the same
-//! `app::simulate` as `sim run`, on a blocking thread, at most one per core at
+//! `runner::simulate` as `sim run`, on a blocking thread, at most one per core at
 //! a time, and refused before it starts when it is too big for a playground.
 
 mod edit;
@@ -68,7 +68,7 @@ const REPORT_CSS: &str = include_str!("../../assets/report/report.css");
 const UPLOT_JS: &str = include_str!("../../assets/vendor/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../../assets/vendor/uplot/uPlot.min.css");
 /// The guided lessons: each step's scenario, edits, text, the figures it shows
-/// and the claims `tests/serve.rs` checks against the engine.
+/// and the claims `tests/it/serve.rs` checks against the engine.
 const LESSONS: &str = include_str!("../../assets/serve/lessons.json");
 
 /// The largest run the playground starts: events the engine would simulate,
@@ -77,7 +77,7 @@ pub const MAX_EVENTS: f64 = 1.2e8;
 /// The largest client population, which costs memory before any event.
 pub const MAX_CLIENTS: f64 = 1e6;
 /// The most memory one playground request's runs may hold, as
-/// [`crate::app::run_bytes`] estimates it, all strategies together.
+/// [`crate::runner::run_bytes`] estimates it, all strategies together.
 pub const MAX_BYTES: u64 = 512 << 20;
 /// The most time buckets one request's runs may keep, all strategies
 /// together: each is a row of the answer's CSV and a point of every chart
@@ -327,7 +327,7 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
         ));
     }
     check_size(&s, &req.file)?;
-    let report = crate::app::simulate(&s);
+    let report = crate::runner::simulate(&s);
     if let Some(r) = report.runs.iter().find(|r| r.aborted.is_some()) {
         return Err((
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -363,7 +363,7 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
 /// events (time), clients or bytes (memory), or time buckets (the size of the
 /// answer and of the charts).
 fn check_size(s: &scenario::Scenario, file: &str) -> Result<(), RunError> {
-    let events = crate::app::estimated_events(s);
+    let events = crate::runner::estimated_events(s);
     let mut clients: f64 = 0.0;
     let mut bytes: u64 = 0;
     let mut buckets: u64 = 0;
@@ -374,7 +374,7 @@ fn check_size(s: &scenario::Scenario, file: &str) -> Result<(), RunError> {
         {
             clients = clients.max(f64::from(c));
         }
-        bytes += crate::app::run_bytes(&w, s.metrics.bucket);
+        bytes += crate::runner::run_bytes(&w, s.metrics.bucket);
         buckets += w.duration.0 / s.metrics.bucket.0.max(1) + 1;
     }
     let refuse = |what: String, key: &str| {

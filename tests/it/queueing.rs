@@ -8,8 +8,6 @@
 //! tolerance, so that a pass means the engine agrees within the tolerance (at
 //! three standard errors), not that the run was too short to tell.
 
-mod common;
-
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -153,7 +151,7 @@ fn littles_law_holds_through_retries_and_an_outage() {
     // departures) separate the two sides; 1% is generous.
     let s = scenario::load(Path::new("scenarios/outage.toml")).unwrap();
     for strategy in &s.strategies {
-        let (l, lw, _) = common::littles_law(&s.world, strategy, s.seed, s.metrics.bucket);
+        let (l, lw, _) = crate::common::littles_law(&s.world, strategy, s.seed, s.metrics.bucket);
         eprintln!(
             "Little, {}: L = {l:.4}, lambda W = {lw:.4} ({:+.3}%)",
             strategy.name,

@@ -227,7 +227,7 @@ fn figure(csv: &str, strategy: &str, column: &str) -> f64 {
 fn every_lesson_expects_what_its_run_shows() {
     let server = start();
     let lessons: serde_json::Value =
-        serde_json::from_str(include_str!("../assets/serve/lessons.json")).unwrap();
+        serde_json::from_str(include_str!("../../assets/serve/lessons.json")).unwrap();
     for step in lessons.as_array().unwrap() {
         let name = step["scenario"].as_str().unwrap();
         let file = format!("scenarios/{name}.toml");

@@ -1,11 +1,9 @@
 //! Servers that fall over and triggers beyond outages, against closed forms and
-//! queueing identities (release build: `cargo test --release --test overload`).
-
-mod common;
+//! queueing identities (release build: `cargo test --release --test it overload`).
 
 use std::path::Path;
 
-use retry_storm::app::simulate;
+use retry_storm::runner::simulate;
 use retry_storm::scenario::{self, Scenario};
 
 fn parse(src: &str) -> Scenario {
@@ -166,7 +164,8 @@ fn littles_law_holds_with_every_overload_behaviour_on() {
     // starts, refusals that cost work and contention.
     let s = scenario::load(Path::new("tests/fixtures/overload.toml")).unwrap();
     for (i, strategy) in s.strategies.iter().enumerate() {
-        let (l, lw, r) = common::littles_law(&s.world_for(i), strategy, s.seed, s.metrics.bucket);
+        let (l, lw, r) =
+            crate::common::littles_law(&s.world_for(i), strategy, s.seed, s.metrics.bucket);
         let t = &r.totals;
         let rel = (l - lw).abs() / l;
         eprintln!(

@@ -5,16 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use crate::common::{sim, stderr};
 use tempfile::TempDir;
-
-fn sim() -> Command {
-    Command::cargo_bin("sim").expect("the sim binary is built")
-}
-
-fn stderr(a: &assert_cmd::assert::Assert) -> String {
-    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
-}
 
 /// The names in a folder, sorted.
 fn names(dir: &Path) -> Vec<String> {

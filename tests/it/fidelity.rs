@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use retry_storm::app::simulate;
 use retry_storm::metrics::Summary;
+use retry_storm::runner::simulate;
 use retry_storm::scenario;
 
 fn run(src: &str) -> Vec<Summary> {

@@ -3,12 +3,8 @@
 use std::fs;
 use std::path::Path;
 
-use assert_cmd::Command;
+use crate::common::{sim, stderr, stdout};
 use tempfile::TempDir;
-
-fn sim() -> Command {
-    Command::cargo_bin("sim").expect("the sim binary is built")
-}
 
 /// Runs `sim run FILE --out DIR extra...`, with `threads` rayon threads.
 fn run_into(file: &str, out: &Path, threads: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
@@ -18,16 +14,6 @@ fn run_into(file: &str, out: &Path, threads: &str, extra: &[&str]) -> assert_cmd
         .arg(out)
         .args(extra)
         .assert()
-}
-
-/// What a finished command wrote to stderr.
-fn stderr(a: &assert_cmd::assert::Assert) -> String {
-    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
-}
-
-/// What a finished command wrote to stdout.
-fn stdout(a: &assert_cmd::assert::Assert) -> String {
-    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
 }
 
 /// Asserts that each of `files` has the same bytes in folders `a` and `b`.
@@ -618,24 +604,20 @@ fn delays_takes_a_preset_or_a_scenarios_strategy() {
         .code(2);
 }
 
-/// Every column of both CSV files is documented in the README's "Output files"
-/// section, by name in backquotes.
+/// Every column of both CSV files is documented in the book's "Output files"
+/// chapter, by name in backquotes (its lists are generated from
+/// `metrics::columns`; this checks that the files write what the list says).
 #[test]
 fn every_csv_column_is_documented() {
-    let readme = fs::read_to_string("README.md").unwrap();
-    let start = readme
-        .find("## Output files")
-        .expect("an Output files section");
-    let section = &readme[start..];
-    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let chapter = fs::read_to_string("docs/src/output-files.md").unwrap();
     let dir = TempDir::new().unwrap();
     let out = dir.path().join("small");
     run_into("tests/fixtures/small.toml", &out, "2", &["--no-plots"]).success();
     for file in ["summary.csv", "timeseries.csv"] {
         for column in header(&out.join(file)).split(',') {
             assert!(
-                section.contains(&format!("`{column}`")),
-                "{file} column `{column}` is not documented in README.md, Output files"
+                chapter.contains(&format!("`{column}`")),
+                "{file} column `{column}` is not documented in docs/src/output-files.md"
             );
         }
     }

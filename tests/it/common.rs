@@ -20,3 +20,18 @@ pub fn littles_law(
     let w = t.server_sojourn_ns as f64 / t.server_departures as f64 / 1e9;
     (l, lambda * w, r)
 }
+
+/// The `sim` binary, as a command to set up and run.
+pub fn sim() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("sim").expect("the sim binary is built")
+}
+
+/// What a finished command wrote to stderr.
+pub fn stderr(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+/// What a finished command wrote to stdout.
+pub fn stdout(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}

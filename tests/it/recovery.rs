@@ -1,5 +1,5 @@
 //! The recovery measure against noise and against known answers (release build:
-//! `cargo test --release --test recovery`).
+//! `cargo test --release --test it recovery`).
 //!
 //! - False alarms: a one-bucket blackhole (100 ms) in the metastable world at
 //!   50%, 70% and 90% utilisation, open and closed load, 100 seeds each. The
@@ -12,7 +12,7 @@
 //!   is built for well under that (see `metrics::recovery::NOISE_Z`), so the
 //!   test allows 1 per 100 and reports the counts.
 //! - A real non-recovery: the metastable scenario's naive strategies are still
-//!   reported as never recovering (its own test, `tests/metastable.rs`, checks
+//!   reported as never recovering (its own test, `tests/it/metastable.rs`, checks
 //!   over several seeds that their goodput stays near zero).
 //! - A known recovery: a 2 s reset on a server with headroom, clients that retry
 //!   every 1 s without limit. The last request refused during the outage learns
@@ -23,7 +23,7 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use retry_storm::app::simulate;
+use retry_storm::runner::simulate;
 use retry_storm::scenario::{self, Scenario};
 
 /// The metastable world (10 workers, 10 ms exponential service: 1000/s; 1 s

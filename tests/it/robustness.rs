@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use retry_storm::app::simulate;
+use retry_storm::runner::simulate;
 use retry_storm::scenario;
 
 const JUNK: [&str; 14] = [

@@ -1,0 +1,444 @@
+//! The one list of a run's figures as they are written and read: every column
+//! of `summary.csv` and `timeseries.csv`, in file order, with the heading a
+//! table gives it, what it means, and how a table shows it. The CSV writers,
+//! `report.html`, the book's generated tables and its list of output columns
+//! all read this list, so a figure is named and explained once.
+
+/// How a table shows a column's value (the CSV keeps what the writer wrote).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown {
+    /// As it is: names, whole numbers.
+    AsIs,
+    /// A number with this many decimals.
+    Decimals(usize),
+    /// Seconds with this many decimals and the unit; empty is "never" (a
+    /// recovery that did not come within the run).
+    Seconds(usize),
+    /// A share as a percentage with this many decimals.
+    Percent(usize),
+}
+
+/// One column.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    /// Its name in the CSV header.
+    pub name: &'static str,
+    /// A table's short heading.
+    pub heading: &'static str,
+    /// What it means, in a sentence or two.
+    pub meaning: &'static str,
+    /// How a table shows it.
+    pub shown: Shown,
+}
+
+const fn col(
+    name: &'static str,
+    heading: &'static str,
+    shown: Shown,
+    meaning: &'static str,
+) -> Column {
+    Column {
+        name,
+        heading,
+        meaning,
+        shown,
+    }
+}
+
+use Shown::{AsIs, Decimals, Percent, Seconds};
+
+/// `summary.csv`, one row per strategy, in column order. The first thirteen
+/// are a contract: scripts may rely on their names and places.
+pub const SUMMARY: [Column; 36] = [
+    col(
+        "strategy",
+        "strategy",
+        AsIs,
+        "the strategy's name in the scenario",
+    ),
+    col(
+        "logical_requests",
+        "requests",
+        AsIs,
+        "logical requests started in the run",
+    ),
+    col(
+        "succeeded",
+        "succeeded",
+        AsIs,
+        "logical requests that ended in success",
+    ),
+    col(
+        "failed",
+        "failed",
+        AsIs,
+        "logical requests given up, for any reason: they never succeeded",
+    ),
+    col(
+        "attempts",
+        "attempts",
+        AsIs,
+        "attempts sent: logical_requests - first_attempts_refused + retries (a request whose first attempt the breaker or the throttle refused sent nothing)",
+    ),
+    col("retries", "retries", AsIs, "of the attempts, retries"),
+    col(
+        "amplification",
+        "attempts per request",
+        Decimals(3),
+        "attempts per logical request: 1 means no retries; under 1 when a breaker or a throttle refused more first attempts than there were retries",
+    ),
+    col(
+        "peak_attempts_per_s",
+        "peak attempts/s",
+        Decimals(0),
+        "the largest attempts rate over one time bucket",
+    ),
+    col(
+        "peak_load_ratio",
+        "peak load / capacity",
+        Decimals(2),
+        "peak_attempts_per_s over the server's capacity (workers over the mean service time)",
+    ),
+    col(
+        "recovery_time_s",
+        "recovery",
+        Seconds(1),
+        "seconds from the end of the last trigger until goodput and backlog are back to the same run without the trigger for good; empty (never) when that does not happen within the run, and without a trigger. Read it with failed: a strategy that gives up at once recovers at once",
+    ),
+    col(
+        "latency_p50_s",
+        "latency p50",
+        Seconds(3),
+        "median end-to-end latency of successful logical requests: first attempt sent to success received, retries and backoff included",
+    ),
+    col(
+        "latency_p99_s",
+        "latency p99",
+        Seconds(2),
+        "99th percentile of the same latencies",
+    ),
+    col(
+        "wasted_work_fraction",
+        "work wasted",
+        Percent(2),
+        "share of the server's busy time spent on answers nobody used: served after the client's timeout or deadline, or cut short by a crash or a blackhole",
+    ),
+    col(
+        "in_flight_at_end",
+        "unfinished",
+        AsIs,
+        "requests still in progress when the run ended (succeeded + failed + in_flight_at_end = logical_requests)",
+    ),
+    col(
+        "failed_not_retryable",
+        "failed: not retryable",
+        AsIs,
+        "failures because the outcome was not one the policy retries",
+    ),
+    col(
+        "failed_retries_exhausted",
+        "failed: retries spent",
+        AsIs,
+        "failures after the last retry allowed",
+    ),
+    col(
+        "failed_deadline",
+        "failed: deadline",
+        AsIs,
+        "failures at the request's deadline; with the three above, retries_denied_by_budget and rejected_locally they add up to failed",
+    ),
+    col("timeouts", "timeouts", AsIs, "attempts that timed out"),
+    col(
+        "error_responses",
+        "error answers",
+        AsIs,
+        "error answers received (503, 429, 500, ...)",
+    ),
+    col(
+        "baseline_goodput_per_s",
+        "baseline goodput/s",
+        Decimals(1),
+        "goodput over the baseline window before the first trigger",
+    ),
+    col(
+        "capacity_per_s",
+        "capacity/s",
+        Decimals(0),
+        "the server's capacity, requests per second",
+    ),
+    col(
+        "events",
+        "events",
+        AsIs,
+        "events simulated (the twin's not included)",
+    ),
+    col("seed", "seed", AsIs, "the seed of every random stream"),
+    col(
+        "latency_mean_s",
+        "latency mean",
+        Seconds(3),
+        "mean of the same latencies (exact)",
+    ),
+    col(
+        "retries_denied_by_budget",
+        "denied by budget",
+        AsIs,
+        "retries the retry budget refused (each ends its request)",
+    ),
+    col(
+        "shed",
+        "shed",
+        AsIs,
+        "arrivals the server answered 429 by load shedding",
+    ),
+    col(
+        "expired_dropped",
+        "dropped expired",
+        AsIs,
+        "queued attempts the server dropped unserved because their client had stopped waiting",
+    ),
+    col(
+        "rejected_locally",
+        "refused locally",
+        AsIs,
+        "attempts the breaker or the throttle refused before they left (each ends its request)",
+    ),
+    col(
+        "breaker_open_s",
+        "breaker open",
+        Seconds(1),
+        "seconds the breaker was open",
+    ),
+    col(
+        "successes_lost",
+        "successes lost",
+        AsIs,
+        "successes the same run without the trigger had and this run did not, from the bucket where the first trigger starts to the recovery (or the end of the run): requests failed, or never made, because of the trigger. Never negative: a run that served more than its twin, which only noise does, lost none; empty without a trigger",
+    ),
+    col(
+        "extra_attempts",
+        "extra attempts",
+        AsIs,
+        "attempts beyond the same run without the trigger, over the same buckets; negative when the run sent fewer (closed-loop clients waiting out a backoff or a timeout start no new requests, breakers and budgets hold retries back, requests given up at once send no more); empty without a trigger",
+    ),
+    col(
+        "peak_backlog",
+        "peak backlog",
+        Decimals(0),
+        "the largest backlog, requests queued at the server plus requests waiting out a backoff, time-averaged over one bucket",
+    ),
+    col(
+        "crashes",
+        "crashes",
+        AsIs,
+        "times the server crashed under overload (crash_at)",
+    ),
+    col(
+        "reject_work_fraction",
+        "work refusing",
+        Percent(2),
+        "share of the server's busy time spent refusing requests (reject_cost)",
+    ),
+    col(
+        "first_attempts_refused",
+        "first attempts refused",
+        AsIs,
+        "of rejected_locally, first attempts: their requests sent nothing",
+    ),
+    col(
+        "peak_at_server",
+        "peak at server",
+        AsIs,
+        "the most requests the server held at once, queued plus in service: what its crash limit (crash_at) counts, unlike peak_backlog",
+    ),
+];
+
+/// `timeseries.csv`, one row per (strategy, time bucket), in column order.
+/// Rates are per second over the bucket; gauges are time averages over it.
+pub const TIMESERIES: [Column; 14] = [
+    col("strategy", "strategy", AsIs, "which run"),
+    col("t_s", "t", Seconds(1), "the bucket's start"),
+    col(
+        "attempts_per_s",
+        "attempts/s",
+        Decimals(0),
+        "attempts sent, first attempts and retries",
+    ),
+    col("retries_per_s", "retries/s", Decimals(0), "retries sent"),
+    col(
+        "goodput_per_s",
+        "goodput/s",
+        Decimals(0),
+        "logical requests that succeeded",
+    ),
+    col(
+        "errors_per_s",
+        "errors/s",
+        Decimals(0),
+        "error answers received",
+    ),
+    col(
+        "timeouts_per_s",
+        "timeouts/s",
+        Decimals(0),
+        "attempts that timed out",
+    ),
+    col(
+        "queue_len",
+        "queued",
+        Decimals(1),
+        "time-average queue length at the server",
+    ),
+    col(
+        "in_flight",
+        "in flight",
+        Decimals(1),
+        "time-average logical requests in progress, those backing off included",
+    ),
+    col(
+        "busy_workers",
+        "busy workers",
+        Decimals(1),
+        "time-average busy workers",
+    ),
+    col(
+        "breaker_open",
+        "breaker open",
+        Decimals(2),
+        "share of the bucket the breaker was open",
+    ),
+    col(
+        "backing_off",
+        "backing off",
+        Decimals(1),
+        "time-average logical requests waiting out a backoff",
+    ),
+    col(
+        "normal_goodput_per_s",
+        "normal goodput/s",
+        Decimals(0),
+        "the same run without the trigger: its goodput in the same bucket; empty without a trigger",
+    ),
+    col(
+        "normal_backlog",
+        "normal backlog",
+        Decimals(1),
+        "the same run without the trigger: its backlog (queue_len + backing_off) in the same bucket; empty without a trigger",
+    ),
+];
+
+/// The column of `summary.csv` named `name`.
+pub fn summary(name: &str) -> Option<&'static Column> {
+    SUMMARY.iter().find(|c| c.name == name)
+}
+
+/// The column of either file named `name` (`summary.csv` first).
+pub fn any(name: &str) -> Option<&'static Column> {
+    summary(name).or_else(|| TIMESERIES.iter().find(|c| c.name == name))
+}
+
+impl Column {
+    /// `value` (as the CSV has it) as a table shows it.
+    pub fn show(&self, value: &str) -> String {
+        match self.shown {
+            _ if value.is_empty() && matches!(self.shown, Seconds(_)) => "never".into(),
+            _ if value.is_empty() => "-".into(),
+            AsIs => value.to_string(),
+            Decimals(d) => value
+                .parse::<f64>()
+                .map_or_else(|_| value.to_string(), |v| format!("{v:.d$}")),
+            Seconds(d) => value
+                .parse::<f64>()
+                .map_or_else(|_| value.to_string(), |v| format!("{v:.d$} s")),
+            Percent(d) => value
+                .parse::<f64>()
+                .map_or_else(|_| value.to_string(), |v| format!("{:.d$}%", v * 100.0)),
+        }
+    }
+}
+
+/// A Markdown table of the CSV `text`: the rows whose first column is in
+/// `rows` (all rows when empty), the given columns, headings from this list.
+/// An unknown column is an error naming it.
+pub fn markdown_table(text: &str, columns: &[&str], rows: &[&str]) -> Result<String, String> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let mut picked = Vec::new();
+    for name in columns {
+        let at = header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("no column {name} in the CSV"))?;
+        let column = any(name).ok_or_else(|| format!("{name} is not a known column"))?;
+        picked.push((at, column));
+    }
+    let mut out = String::new();
+    let headings: Vec<&str> = picked.iter().map(|(_, c)| c.heading).collect();
+    out.push_str(&format!("| {} |\n", headings.join(" | ")));
+    let rule: Vec<&str> = picked
+        .iter()
+        .map(|(_, c)| {
+            if c.shown == AsIs && c.name == "strategy" {
+                "---"
+            } else {
+                "---:"
+            }
+        })
+        .collect();
+    out.push_str(&format!("|{}|\n", rule.join("|")));
+    for record in reader.records() {
+        let record = record.map_err(|e| e.to_string())?;
+        if !rows.is_empty() && !rows.contains(&record.get(0).unwrap_or_default()) {
+            continue;
+        }
+        let cells: Vec<String> = picked
+            .iter()
+            .map(|(at, c)| c.show(record.get(*at).unwrap_or_default()))
+            .collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    Ok(out)
+}
+
+/// The Markdown list of a file's columns and their meanings, for the book.
+pub fn markdown_meanings(columns: &[Column]) -> String {
+    let mut out = String::from("| column | meaning |\n|---|---|\n");
+    for c in columns {
+        out.push_str(&format!("| `{}` | {} |\n", c.name, c.meaning));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_tables_show_values_as_their_column_says() {
+        for list in [&SUMMARY[..], &TIMESERIES[..]] {
+            for (i, c) in list.iter().enumerate() {
+                assert!(list[i + 1..].iter().all(|d| d.name != c.name), "{}", c.name);
+            }
+        }
+        let csv = "strategy,failed,recovery_time_s,peak_load_ratio\na,3,8.2,4.0689\nb,0,,1.2\n";
+        let t = markdown_table(
+            csv,
+            &["strategy", "recovery_time_s", "peak_load_ratio"],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            "| strategy | recovery | peak load / capacity |\n|---|---:|---:|\n\
+             | a | 8.2 s | 4.07 |\n| b | never | 1.20 |\n"
+        );
+        let only_b = markdown_table(csv, &["strategy", "failed"], &["b"]).unwrap();
+        assert!(only_b.ends_with("| b | 0 |\n"), "{only_b}");
+        assert!(markdown_table(csv, &["nope"], &[]).is_err());
+    }
+}

@@ -1,0 +1,19 @@
+//! The integration tests, one binary with a module per subject (one binary
+//! links once: `cargo test --release` builds this crate's tests in one go).
+//! `tests/README.md` says what each module checks and how to run one.
+
+mod aws;
+mod cli;
+mod common;
+mod conformance;
+mod docs;
+mod fidelity;
+mod invariants;
+mod metastable;
+mod overload;
+mod presets;
+mod queueing;
+mod recovery;
+mod robustness;
+mod safety;
+mod serve;
