@@ -18,7 +18,7 @@
 //! Why a wheel: with a heap as the far lane every think time is popped from a heap
 //! with an entry per client. At 1000 clients that heap fits in cache and costs
 //! little; at 100 000 clients it no longer does, and the wheel made the whole run
-//! about 1.3 times faster (README, "Speed"). Which far lane a queue has is a type
+//! about 1.3 times faster (the book, docs/src/speed.md). Which far lane a queue has is a type
 //! parameter rather than a run-time switch: the run loop is compiled once for
 //! each, and the heap's stays exactly as lean as it was without the wheel.
 

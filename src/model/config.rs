@@ -89,8 +89,8 @@ pub struct ServerConfig {
     pub overload: Overload,
 }
 
-/// Server behaviours under overload, each off by default (README.md, "Servers
-/// that fall over", says where each comes from).
+/// Server behaviours under overload, each off by default (the book's chapter
+/// docs/src/overload.md says where each comes from).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Overload {
     /// Crash when an arrival would make the requests held (queued plus in

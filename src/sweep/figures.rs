@@ -308,4 +308,19 @@ mod tests {
         assert_eq!(FIGURES[EVENTS].name, "events");
         assert!(DEFAULT_CHARTS.iter().all(|c| index(c).is_some()));
     }
+
+    /// A sweep's figures are a run's `summary.csv` columns (one list,
+    /// `metrics::columns`), but for the few only a sweep has.
+    #[test]
+    fn every_figure_is_a_summary_column_or_says_why_not() {
+        let sweep_only = ["recovered", "last_success_s"];
+        for f in &FIGURES {
+            let known = crate::metrics::columns::summary(f.name).is_some();
+            assert!(
+                known || sweep_only.contains(&f.name),
+                "{} is neither a summary.csv column nor a sweep's own figure",
+                f.name
+            );
+        }
+    }
 }
