@@ -46,14 +46,7 @@ impl Staging {
     /// Creates the staging folder beside `target` (creating `target`'s parents),
     /// after removing stale staging folders that runs killed earlier left there.
     pub fn new(target: &Path) -> Result<Staging> {
-        let parent = target
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "results".to_string());
+        let (parent, name) = parent_and_name(target);
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the output folder {}", parent.display()))?;
         recover(parent, &name, target);
@@ -111,6 +104,27 @@ impl Drop for Staging {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// The folder `target` is in (`.` for a bare name) and its own name.
+fn parent_and_name(target: &Path) -> (&Path, String) {
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results".to_string());
+    (parent, name)
+}
+
+/// Puts back the previous results of `target` if a run killed while
+/// replacing them left them aside, so that they are checked
+/// ([`check_target`]) before anything replaces them.
+pub fn restore(target: &Path) {
+    let (parent, name) = parent_and_name(target);
+    recover(parent, &name, target);
 }
 
 /// Tidies what writers of `target` that were killed left in `parent`: their

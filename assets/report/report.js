@@ -147,7 +147,8 @@ window.RetryStorm = (function () {
     const caption = (n, i) => {
       if (!hasTrigger) return `${n}: ${figureOf(n, 'failed')} failed`;
       const rec = recoveredAt[i] == null ? 'never recovered' : `recovered ${figureOf(n, 'recovery_time_s')} s after the trigger`;
-      return `${n}: ${rec}; ${figureOf(n, 'failed')} failed, ${figureOf(n, 'crashes')} crashes`;
+      const crashes = figureOf(n, 'crashes');
+      return `${n}: ${rec}; ${figureOf(n, 'failed')} failed, ${crashes} crash${crashes === '1' ? '' : 'es'}`;
     };
 
     // ---------------------------------------------------------------- figures

@@ -46,13 +46,14 @@
         </div>
         <p class="description"></p>
         <div class="pane-body">
-          <div class="controls">
+          <details class="controls" open>
+            <summary>Parameters <span class="hint">(click to hide them and see the charts)</span></summary>
             <p class="hint">Changed from the file: <span class="changed-key">marked so</span>.
               <span class="b-only">Different from A: <span class="differs-key">marked so</span>.</span></p>
             <form class="fields" autocomplete="off"></form>
             <div class="problem" role="alert"></div>
             <div class="notes"></div>
-          </div>
+          </details>
           <div class="results">
             <div class="takeaway-box"></div>
             <h3>Summary</h3><div class="table"></div>
@@ -184,6 +185,7 @@
     // The message of the CLI, at the field it names when the page has one.
     showError(r) {
       this.clearErrors();
+      this.q('.controls').open = true; // the message is among the controls
       this.setStatus('');
       const row = r.key && this.root.querySelector(`.field[data-key="${CSS.escape(r.key)}"]`);
       if (row) {

@@ -1,4 +1,7 @@
-//! The application: load -> validate -> run strategies in parallel -> export -> plot.
+//! The command line's work, a file per subcommand: `run` (and `sweep_run` for
+//! a sweep or a shard), `merge`, `validate`, `delays` (`sim delays` and `sim
+//! presets`); `sim serve` is `crate::serve`. Here: the options free of clap,
+//! the dispatch, and what the subcommands print alike.
 
 use std::path::{Path, PathBuf};
 

@@ -41,6 +41,7 @@ pub(super) fn check_output(
     fingerprint: &str,
     force: bool,
 ) -> Result<()> {
+    crate::output::restore(out);
     crate::output::check_target(out, inputs, force).map_err(InputError)?;
     if force {
         return Ok(());
