@@ -405,6 +405,76 @@ pub fn markdown_table(text: &str, columns: &[&str], rows: &[&str]) -> Result<Str
     Ok(out)
 }
 
+/// A Markdown table of `timeseries.csv` text: per strategy (in file order),
+/// the mean of each of `columns` over the buckets that start at `from_s` or
+/// later, shown as the column says. The heading says the window.
+pub fn markdown_means(text: &str, columns: &[&str], from_s: f64) -> Result<String, String> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("no column {name} in the CSV"))
+    };
+    let t = at("t_s")?;
+    let mut picked = Vec::new();
+    for name in columns {
+        let column = any(name).ok_or_else(|| format!("{name} is not a known column"))?;
+        picked.push((at(name)?, column));
+    }
+    // (strategy, sums, count), strategies in the order they appear.
+    let mut groups: Vec<(String, Vec<f64>, u32)> = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| e.to_string())?;
+        let time: f64 = record
+            .get(t)
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or(f64::NAN);
+        if time < from_s {
+            continue;
+        }
+        let name = record.get(0).unwrap_or_default().to_string();
+        if groups.last().is_none_or(|g| g.0 != name) {
+            groups.push((name, vec![0.0; picked.len()], 0));
+        }
+        let g = groups.last_mut().expect("just pushed");
+        for (k, (i, _)) in picked.iter().enumerate() {
+            g.1[k] += record
+                .get(*i)
+                .unwrap_or_default()
+                .parse::<f64>()
+                .unwrap_or(0.0);
+        }
+        g.2 += 1;
+    }
+    let mut out = format!(
+        "| strategy | {} |\n|---|",
+        picked
+            .iter()
+            .map(|(_, c)| format!("{}, mean from {from_s} s", c.heading))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    out.push_str(&"---:|".repeat(picked.len()));
+    out.push('\n');
+    for (name, sums, n) in groups {
+        let cells: Vec<String> = picked
+            .iter()
+            .zip(&sums)
+            .map(|((_, c), s)| c.show(&(s / f64::from(n.max(1))).to_string()))
+            .collect();
+        out.push_str(&format!("| {name} | {} |\n", cells.join(" | ")));
+    }
+    Ok(out)
+}
+
 /// The Markdown list of a file's columns and their meanings, for the book.
 pub fn markdown_meanings(columns: &[Column]) -> String {
     let mut out = String::from("| column | meaning |\n|---|---|\n");
@@ -440,5 +510,15 @@ mod tests {
         let only_b = markdown_table(csv, &["strategy", "failed"], &["b"]).unwrap();
         assert!(only_b.ends_with("| b | 0 |\n"), "{only_b}");
         assert!(markdown_table(csv, &["nope"], &[]).is_err());
+    }
+
+    #[test]
+    fn means_from_a_time_on_are_per_strategy() {
+        let csv = "strategy,t_s,goodput_per_s\na,0.0,100\na,1.0,10\na,2.0,20\nb,0.0,5\nb,1.0,7\nb,2.0,9\n";
+        let t = markdown_means(csv, &["goodput_per_s"], 1.0).unwrap();
+        assert_eq!(
+            t,
+            "| strategy | goodput/s, mean from 1 s |\n|---|---:|\n| a | 15 |\n| b | 8 |\n"
+        );
     }
 }

@@ -4,7 +4,8 @@
 //! relative link and anchor leads somewhere.
 //!
 //! A generated table sits between `<!-- table FILE: COLUMN ... -->` (optionally
-//! `| rows: NAME ...`) and `<!-- end table -->`; a list of columns between
+//! `| rows: NAME ...`, or for a `timeseries.csv` `| from: SECONDS`, the means
+//! per strategy from then on) and `<!-- end table -->`; a list of columns between
 //! `<!-- columns summary -->` (or `timeseries`) and `<!-- end columns -->`.
 //! `UPDATE_DOCS=1 cargo test --release --test it docs` rewrites them from
 //! `results/`; without it, a table that differs fails the test.
@@ -71,10 +72,19 @@ fn table(spec: &str) -> Result<String, String> {
     let (file, rest) = spec
         .split_once(':')
         .ok_or_else(|| format!("table marker \"{spec}\": FILE: COLUMNS"))?;
+    let text = fs::read_to_string(file.trim()).map_err(|e| format!("{file}: {e}"))?;
+    if let Some((cols, from)) = rest.split_once("| from:") {
+        // Means per strategy over the buckets from a time on (timeseries.csv).
+        let cols: Vec<&str> = cols.split_whitespace().collect();
+        let from: f64 = from
+            .trim()
+            .parse()
+            .map_err(|_| format!("table marker \"{spec}\": from: SECONDS"))?;
+        return columns::markdown_means(&text, &cols, from).map_err(|e| format!("{file}: {e}"));
+    }
     let (cols, rows) = rest.split_once("| rows:").unwrap_or((rest, ""));
     let cols: Vec<&str> = cols.split_whitespace().collect();
     let rows: Vec<&str> = rows.split_whitespace().collect();
-    let text = fs::read_to_string(file.trim()).map_err(|e| format!("{file}: {e}"))?;
     columns::markdown_table(&text, &cols, &rows).map_err(|e| format!("{file}: {e}"))
 }
 
