@@ -309,7 +309,7 @@ window.RetryStorm = (function () {
       box.id = 'chart-' + chart.name;
       host.appendChild(box);
       const h = document.createElement('h3');
-      h.textContent = chart.label + ({ median: ' (median of the runs)', share: ' (share of the runs)' }[chart.stat] || ' (mean of the runs)');
+      h.textContent = chart.label + ({ median: ' (median of the runs)', share: '' }[chart.stat] ?? ' (mean of the runs)');
       box.appendChild(h);
       if (axes.length === 1) {
         const xs = axes[0].values;
