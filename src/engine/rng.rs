@@ -22,6 +22,8 @@ pub enum Stream {
     /// from the workload, so a trigger leaves the usual arrivals as they are
     /// and the run stays comparable with its twin without the trigger.
     Trigger = 5,
+    /// A balancer's picks among the replicas of a fleet (none with one).
+    Balance = 6,
 }
 
 /// The streams of one run.
@@ -36,6 +38,8 @@ pub struct RngStreams {
     pub jitter: ChaCha8Rng,
     /// See [`Stream::Trigger`].
     pub trigger: ChaCha8Rng,
+    /// See [`Stream::Balance`].
+    pub balance: ChaCha8Rng,
 }
 
 /// One stream of `seed` for `purpose`.
@@ -54,6 +58,7 @@ impl RngStreams {
             network: stream(seed, Stream::Network),
             jitter: stream(seed, Stream::Jitter),
             trigger: stream(seed, Stream::Trigger),
+            balance: stream(seed, Stream::Balance),
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct Request {
     pub bad: bool,
     /// The current attempt is a half-open breaker's probe.
     pub probe: bool,
+    /// The replica the current attempt went to.
+    pub replica: u16,
 }
 
 impl Default for Request {
@@ -53,6 +55,7 @@ impl Default for Request {
             phase: Phase::Idle,
             bad: false,
             probe: false,
+            replica: 0,
         }
     }
 }

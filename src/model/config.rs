@@ -87,6 +87,12 @@ pub struct ServerConfig {
     pub shed: Option<Shedding>,
     /// How the server behaves under overload (all off by default).
     pub overload: Overload,
+    /// Replicas of this server behind one balancer, each with the workers,
+    /// queue and overload behaviour above and a state of its own (default 1:
+    /// one server).
+    pub replicas: u32,
+    /// How an attempt picks a replica (default round robin).
+    pub balancer: crate::model::balancer::Balancer,
 }
 
 /// Server behaviours under overload, each off by default (the book's chapter
@@ -173,9 +179,10 @@ pub struct Shedding {
 }
 
 impl ServerConfig {
-    /// Completions per second at full capacity: workers / mean service time.
+    /// Completions per second at full capacity, the whole fleet's: replicas
+    /// times workers over the mean service time.
     pub fn capacity_per_s(&self) -> f64 {
-        f64::from(self.workers) * 1e9 / self.service.mean_nanos()
+        f64::from(self.replicas.max(1)) * f64::from(self.workers) * 1e9 / self.service.mean_nanos()
     }
 }
 

@@ -41,6 +41,9 @@ pub struct Event {
     pub kind: Kind,
     /// An [`crate::retry::Outcome`] as `u8`, for responses.
     pub outcome: u8,
+    /// The replica of the server an attempt goes to or a worker belongs to
+    /// (in what would otherwise be padding).
+    pub replica: u16,
     /// A client slot or a worker index.
     pub slot: u32,
     /// An attempt number within the slot, or a server epoch.
@@ -58,6 +61,7 @@ impl Event {
         Event {
             kind,
             outcome: 0,
+            replica: 0,
             slot,
             attempt,
             aux: 0,

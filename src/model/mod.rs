@@ -1,6 +1,7 @@
 //! The simulated world: clients and their load, the network, the server and its
 //! outages, and the run loop that ties them to the event queue.
 
+pub mod balancer;
 pub mod client;
 pub mod config;
 pub mod dist;

@@ -375,6 +375,8 @@ mod tests {
 
     fn cfg(workers: u32, queue: u32) -> ServerConfig {
         ServerConfig {
+            replicas: 1,
+            balancer: Default::default(),
             workers,
             queue_capacity: queue,
             service: Dist::constant(SimDuration(10)),
@@ -499,6 +501,8 @@ mod tests {
     fn lifo_serves_the_newest_waiting_job() {
         let mut rng = stream(1, Stream::Service);
         let mut s = Server::new(&ServerConfig {
+            replicas: 1,
+            balancer: Default::default(),
             discipline: Discipline::Lifo,
             ..cfg(1, 5)
         });
@@ -519,6 +523,8 @@ mod tests {
     fn expired_jobs_are_dropped_unserved() {
         let mut rng = stream(1, Stream::Service);
         let mut s = Server::new(&ServerConfig {
+            replicas: 1,
+            balancer: Default::default(),
             drop_expired: true,
             ..cfg(1, 5)
         });
@@ -542,6 +548,8 @@ mod tests {
         let mut rng = stream(1, Stream::Service);
         let ra = Some(SimDuration::from_secs(1));
         let mut s = Server::new(&ServerConfig {
+            replicas: 1,
+            balancer: Default::default(),
             shed: Some(Shedding {
                 at: 2,
                 retry_after: ra,
@@ -559,6 +567,8 @@ mod tests {
 
     fn with(overload: Overload, workers: u32, queue: u32) -> Server {
         Server::new(&ServerConfig {
+            replicas: 1,
+            balancer: Default::default(),
             overload,
             ..cfg(workers, queue)
         })

@@ -165,6 +165,24 @@ pub struct ServerFile {
     pub contention: Option<f64>,
     /// Capacity: Universal Scalability Law coherency (beta) on requests held.
     pub coherency: Option<f64>,
+    /// Capacity: replicas of the server behind one balancer (default 1).
+    pub replicas: Option<u32>,
+    /// Capacity: how an attempt picks a replica.
+    pub balancer: Option<BalancerFile>,
+}
+
+/// Balancer names.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalancerFile {
+    /// In turn.
+    RoundRobin,
+    /// Uniformly at random.
+    Random,
+    /// Fewest outstanding attempts, ties in turn.
+    LeastOutstanding,
+    /// The fewer outstanding of two replicas drawn at random.
+    PowerOfTwo,
 }
 
 /// Queue discipline names.

@@ -10,6 +10,7 @@ use super::schema::*;
 use super::{Scenario, WorldOverride};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
+use crate::model::balancer::Balancer;
 use crate::model::{
     Discipline, Dist, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
     WorldConfig,
@@ -27,6 +28,10 @@ type Checked<T> = Result<T, ScenarioError>;
 pub const MAX_CLIENTS: u32 = 50_000_000;
 /// Largest number of workers (each costs ~40 bytes of state).
 pub const MAX_WORKERS: u32 = 10_000_000;
+
+/// The most replicas a server may have (an event names its replica in 16 bits;
+/// `workers` times `replicas` is bounded by [`MAX_WORKERS`] too).
+pub const MAX_REPLICAS: u32 = 10_000;
 /// Largest number of time buckets in a run (each costs ~70 bytes per strategy).
 pub const MAX_BUCKETS: u64 = 10_000_000;
 /// Largest open-loop arrival rate, requests per second of simulated time.
@@ -318,6 +323,8 @@ impl<'a> Checker<'a> {
                 ("reject_cost", s.reject_cost.is_some()),
                 ("contention", s.contention.is_some()),
                 ("coherency", s.coherency.is_some()),
+                ("replicas", s.replicas.is_some()),
+                ("balancer", s.balancer.is_some()),
             ] {
                 if set {
                     return self.err(&key.join(field), format!("`{field}` applies to kind = \"capacity\" only: the OCC record answers instantly"));
@@ -363,7 +370,31 @@ impl<'a> Checker<'a> {
             (None, None) => None,
         };
         let overload = self.overload(s, &key)?;
+        let replicas = s.replicas.unwrap_or(1);
+        self.ensure(
+            (1..=MAX_REPLICAS).contains(&replicas),
+            &key.join("replicas"),
+            || format!("replicas must be from 1 to {MAX_REPLICAS}, got {replicas}"),
+        )?;
+        self.ensure(
+            u64::from(replicas) * u64::from(workers) <= u64::from(MAX_WORKERS),
+            &key.join("replicas"),
+            || {
+                format!(
+                    "{replicas} replicas of {workers} workers are {} workers in all, over the \
+                     {MAX_WORKERS} a run may hold: fewer replicas or workers",
+                    u64::from(replicas) * u64::from(workers)
+                )
+            },
+        )?;
         Ok(ServerModel::Capacity(ServerConfig {
+            replicas,
+            balancer: match s.balancer {
+                None | Some(BalancerFile::RoundRobin) => Balancer::RoundRobin,
+                Some(BalancerFile::Random) => Balancer::Random,
+                Some(BalancerFile::LeastOutstanding) => Balancer::LeastOutstanding,
+                Some(BalancerFile::PowerOfTwo) => Balancer::PowerOfTwo,
+            },
             overload,
             workers,
             queue_capacity: queue,

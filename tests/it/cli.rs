@@ -253,6 +253,9 @@ bad_input!(
     sweep_unknown_chart,
     unknown_retry_after_mode,
     slack_without_at_least,
+    too_many_replicas,
+    unknown_balancer,
+    fleet_too_large,
 );
 
 #[test]

@@ -164,3 +164,113 @@ fn littles_law_holds_through_retries_and_an_outage() {
         );
     }
 }
+
+/// A fleet: `replicas` single-worker replicas of exponential 1 ms service
+/// behind `balancer`, Poisson arrivals at `per_replica` requests a second per
+/// replica, zero network latency, no retries.
+fn fleet_scenario(
+    replicas: u32,
+    balancer: &str,
+    per_replica: f64,
+    duration_s: u64,
+) -> scenario::Scenario {
+    let src = format!(
+        r#"
+duration = "{duration_s}s"
+[clients]
+model = "open"
+rate = {rate:.1}
+[network]
+latency = {{ dist = "constant", value = "0s" }}
+[server]
+workers = 1
+queue = 4000000000
+service = {{ dist = "exponential", mean = "1ms" }}
+replicas = {replicas}
+balancer = "{balancer}"
+[metrics]
+bucket = "1s"
+[[strategy]]
+name = "no-retries"
+max_retries = 0
+timeout = "none"
+"#,
+        rate = per_replica * f64::from(replicas)
+    );
+    scenario::parse(&src, Path::new("fleet.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The supermarket model (Mitzenmacher 2001; REFERENCE.md section 11): n
+/// replicas of rate 1, Poisson arrivals at lambda n. A random pick makes each
+/// replica an M/M/1 queue, where the share of queues holding at least i jobs
+/// is lambda^i; joining the shorter of two random queues makes it tend to
+/// lambda^(2^i - 1) as n grows. By Little's law the mean time in the system is
+/// the mean number per queue over lambda: sum over i >= 1 of those shares.
+#[test]
+fn two_choices_against_random_on_a_hundred_replicas() {
+    let lambda: f64 = 0.9;
+    let random_w = 1.0 / (1000.0 * (1.0 - lambda)); // M/M/1: 10 ms
+    let two_l: f64 = (1..20).map(|i| lambda.powi((1 << i) - 1)).sum();
+    let two_w = two_l / (lambda * 1000.0); // 2.616 ms in the limit
+    // 100 queues average each other out: 4 runs of 40 s (3.6 million requests
+    // each) bring the standard error well under 1%; the queues relax in about
+    // 0.4 s, so starting empty costs under 1%.
+    let random = fleet_scenario(100, "random", 900.0, 40);
+    check(
+        "100 replicas, random",
+        &sojourns(&random, 4),
+        random_w,
+        0.03,
+    );
+    // At n = 100 the finite fleet sits a little above the limit (its queues
+    // are not independent); 5% covers that.
+    let two = fleet_scenario(100, "power-of-two", 900.0, 40);
+    let measured = sojourns(&two, 4);
+    check("100 replicas, power of two choices", &measured, two_w, 0.05);
+    assert!(
+        mean_se(&measured).0 < random_w / 3.0,
+        "two choices cut the mean time in system to under a third of random's"
+    );
+}
+
+/// Round robin deals every n-th arrival of a Poisson stream to each replica,
+/// so each sees Erlang-n interarrival times: an E_n/M/1 queue, where the mean
+/// time in system is 1 / (mu (1 - sigma)), sigma the root in (0, 1) of
+/// sigma = (n lambda / (n lambda + mu (1 - sigma)))^n (the GI/M/1 queue; Kleinrock,
+/// Queueing Systems I, section 6.4). Least outstanding (join the shortest
+/// queue, which Winston (1977) showed optimal among ways to dispatch to equal
+/// exponential servers) must do at least as well, and no better than one
+/// queue in front of all the workers (M/M/n).
+#[test]
+fn round_robin_is_erlang_and_least_outstanding_lies_between() {
+    let (n, lambda, mu) = (10u32, 900.0, 1000.0);
+    let k = f64::from(n);
+    let mut sigma: f64 = 0.5;
+    for _ in 0..10_000 {
+        sigma = (k * lambda / (k * lambda + mu * (1.0 - sigma))).powf(k);
+    }
+    let erlang_w = 1.0 / (mu * (1.0 - sigma)); // 5.66 ms
+    // 8 runs of 100 s: the standard error is about 1%.
+    let rr = fleet_scenario(n, "round-robin", lambda, 100);
+    let rr_runs = sojourns(&rr, 8);
+    check(
+        "10 replicas, round robin (E10/M/1)",
+        &rr_runs,
+        erlang_w,
+        0.04,
+    );
+    let central_w = erlang_c(n, k * lambda / mu) / (k * mu - k * lambda) + 1.0 / mu;
+    let lo = fleet_scenario(n, "least-outstanding", lambda, 40);
+    let (w, se) = mean_se(&sojourns(&lo, 4));
+    eprintln!(
+        "10 replicas, least outstanding: {:.3} ms (SE {:.3}); M/M/10 {:.3} ms",
+        w * 1e3,
+        se * 1e3,
+        central_w * 1e3
+    );
+    assert!(w > central_w, "no dispatching beats one central queue");
+    assert!(
+        w < mean_se(&rr_runs).0,
+        "joining the shortest queue beats taking turns"
+    );
+}

@@ -84,13 +84,18 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         // Against the OCC record an attempt starts with a read; otherwise the
         // request itself goes out.
-        let kind = match self.server {
-            ServerState::Capacity(_) => Kind::AtServer,
-            ServerState::Occ(_) => Kind::ReadAtServer,
+        let (kind, replica) = match &mut self.server {
+            ServerState::Capacity(fleet) => {
+                let r = fleet.balance.pick(&mut self.rng.balance) as u16;
+                self.slots.get(slot).replica = r;
+                (Kind::AtServer, r)
+            }
+            ServerState::Occ(_) => (Kind::ReadAtServer, 0),
         };
         let hop = self.world.network.sample(&mut self.rng.network);
         let ev = Event {
             aux: u32::from(bad),
+            replica,
             ..Event::new(kind, slot, attempt)
         };
         self.queue.push(now + hop, ev);
@@ -171,10 +176,23 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         (r.phase == Phase::Waiting && r.attempt == attempt).then_some(r.attempt_deadline)
     }
 
+    /// The current attempt of `slot` is over at the client (answered or timed
+    /// out): one fewer outstanding at its replica.
+    fn attempt_over(&mut self, slot: u32) {
+        if let ServerState::Capacity(fleet) = &mut self.server {
+            if fleet.balance.chooses() {
+                fleet
+                    .balance
+                    .done(usize::from(self.slots.get(slot).replica));
+            }
+        }
+    }
+
     pub(super) fn on_response(&mut self, ev: Event) {
         if self.live_deadline(ev.slot, ev.attempt).is_none() {
             return;
         }
+        self.attempt_over(ev.slot);
         let outcome = Outcome::from_u8(ev.outcome);
         self.rec.outcome(outcome);
         self.obs.attempt_ended(self.now, ev.slot, outcome);
@@ -198,6 +216,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if self.live_deadline(ev.slot, ev.attempt).is_none() {
             return;
         }
+        self.attempt_over(ev.slot);
         self.rec.outcome(Outcome::Timeout);
         self.obs.attempt_ended(self.now, ev.slot, Outcome::Timeout);
         self.observe_outcome(ev.slot, Outcome::Timeout);

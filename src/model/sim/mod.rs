@@ -12,6 +12,7 @@ use rand_distr::{Distribution, Exp};
 use crate::engine::queue::WHEEL_ABOVE;
 use crate::engine::{EventQueue, RngStreams, SimDuration, SimTime};
 use crate::metrics::{Bucket, Histogram, Recorder, Totals};
+use crate::model::balancer::Balance;
 use crate::model::client::Slots;
 use crate::model::event::{Event, Kind};
 use crate::model::occ::Occ;
@@ -165,13 +166,55 @@ pub fn run_observed<O: Observer>(
     }
 }
 
+/// The capacity server's replicas (one unless the scenario asks for a fleet)
+/// and the balancer in front of them. The gauges count the whole fleet: each
+/// replica's last recorded queue and busy workers are kept, with their sums.
+pub(super) struct Fleet {
+    /// The replicas.
+    pub(super) replicas: Vec<Server>,
+    /// Who picks a replica for each attempt.
+    pub(super) balance: Balance,
+    /// Each replica's (queued, busy) as the gauges last counted them.
+    seen: Vec<(u64, u64)>,
+    /// Their sums.
+    queued: u64,
+    busy: u64,
+}
+
+impl Fleet {
+    fn new(cfg: &crate::model::ServerConfig) -> Fleet {
+        let n = cfg.replicas.max(1) as usize;
+        Fleet {
+            replicas: (0..n).map(|_| Server::new(cfg)).collect(),
+            balance: Balance::new(cfg.balancer, n),
+            seen: vec![(0, 0); n],
+            queued: 0,
+            busy: 0,
+        }
+    }
+
+    /// Replica `r`'s queue and busy workers now, folded into the fleet's sums;
+    /// returns (fleet queued, fleet busy, replica `r` held).
+    pub(super) fn recount(&mut self, r: usize) -> (u64, u64, u64) {
+        let s = &self.replicas[r];
+        let now = (s.queue_len() as u64, s.busy() as u64);
+        if self.replicas.len() == 1 {
+            return (now.0, now.1, now.0 + now.1);
+        }
+        let was = std::mem::replace(&mut self.seen[r], now);
+        self.queued = self.queued + now.0 - was.0;
+        self.busy = self.busy + now.1 - was.1;
+        (self.queued, self.busy, now.0 + now.1)
+    }
+}
+
 /// The state of the server kind the world has.
 // One per run: the size difference between the variants costs nothing, and a
 // box would put a pointer chase on every event's path.
 #[allow(clippy::large_enum_variant)]
 pub(super) enum ServerState {
-    /// Workers and a queue.
-    Capacity(Server),
+    /// Workers and a queue, once or per replica.
+    Capacity(Fleet),
     /// One record under optimistic concurrency control.
     Occ(Occ),
 }
@@ -216,7 +259,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Load::Open { rate_per_s } => (0, Exp::new(rate_per_s / 1e9).ok()),
         };
         let server = match &world.server {
-            ServerModel::Capacity(cfg) => ServerState::Capacity(Server::new(cfg)),
+            ServerModel::Capacity(cfg) => ServerState::Capacity(Fleet::new(cfg)),
             ServerModel::Occ => ServerState::Occ(Occ::default()),
         };
         Sim {
@@ -377,13 +420,15 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::Timeout => self.on_timeout(ev),
                 Kind::OutageStart => self.on_outage_start(ev.aux as usize),
                 Kind::OutageEnd => {
-                    if let ServerState::Capacity(server) = &mut self.server {
-                        server.end_outage(t);
+                    if let ServerState::Capacity(fleet) = &mut self.server {
+                        for server in &mut fleet.replicas {
+                            server.end_outage(t);
+                        }
                     }
                 }
                 Kind::Restart => {
-                    if let ServerState::Capacity(server) = &mut self.server {
-                        server.restart(t);
+                    if let ServerState::Capacity(fleet) = &mut self.server {
+                        fleet.replicas[usize::from(ev.replica)].restart(t);
                     }
                 }
                 Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize),

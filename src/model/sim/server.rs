@@ -25,8 +25,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             bad: ev.aux != 0,
             arrived: self.now,
         };
+        let r = usize::from(ev.replica);
         let server = match &mut self.server {
-            ServerState::Capacity(server) => server,
+            ServerState::Capacity(fleet) => &mut fleet.replicas[r],
             ServerState::Occ(record) => {
                 // The write of an OCC attempt; `aux` is the version it read.
                 let outcome = if record.write(ev.aux) {
@@ -46,12 +47,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         }
         match server.admit(job, self.now, &mut self.rng.service) {
-            Admission::Started { worker, done_at } => self.schedule_done(worker, done_at),
+            Admission::Started { worker, done_at } => self.schedule_done(r, worker, done_at),
             Admission::Queued | Admission::Dropped | Admission::Deferred => {}
             Admission::Rejected(why) => self.refused(job, why),
-            Admission::Crash => self.crash(job),
+            Admission::Crash => self.crash(r, job),
         }
-        self.update_server_gauges();
+        self.update_server_gauges(r);
     }
 
     /// Sends the answer of a refusal.
@@ -66,16 +67,20 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
     }
 
-    /// The server crashes as `job` arrives: it and everything held fail with a
-    /// reset, and the server is back, cold, after its restart time.
-    fn crash(&mut self, job: Job) {
-        let ServerState::Capacity(server) = &mut self.server else {
+    /// Replica `r` crashes as `job` arrives: it and everything held fail with a
+    /// reset, and the replica is back, cold, after its restart time.
+    fn crash(&mut self, r: usize, job: Job) {
+        let ServerState::Capacity(fleet) = &mut self.server else {
             return;
         };
         let mut flushed = std::mem::take(&mut self.flushed);
-        let back = server.crash(self.now, &mut flushed);
+        let back = fleet.replicas[r].crash(self.now, &mut flushed);
         self.rec.crash();
-        self.queue.push(back, Event::new(Kind::Restart, 0, 0));
+        let restart = Event {
+            replica: r as u16,
+            ..Event::new(Kind::Restart, 0, 0)
+        };
+        self.queue.push(back, restart);
         self.respond(job, Outcome::Reset, None);
         self.flush_with(&mut flushed, Some((Outcome::Reset, None)));
         self.flushed = flushed;
@@ -132,30 +137,35 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.queue.push(self.now + back + out, write);
     }
 
-    pub(super) fn schedule_done(&mut self, worker: u32, done_at: SimTime) {
-        let ServerState::Capacity(server) = &self.server else {
+    pub(super) fn schedule_done(&mut self, r: usize, worker: u32, done_at: SimTime) {
+        let ServerState::Capacity(fleet) = &self.server else {
             return;
         };
-        let ev = Event::new(Kind::ServiceDone, worker, server.epoch());
+        let ev = Event {
+            replica: r as u16,
+            ..Event::new(Kind::ServiceDone, worker, fleet.replicas[r].epoch())
+        };
         self.queue.push(done_at, ev);
     }
 
-    pub(super) fn update_server_gauges(&mut self) {
-        let ServerState::Capacity(server) = &self.server else {
+    /// Replica `r` changed: the fleet's gauges, and the most any replica held.
+    pub(super) fn update_server_gauges(&mut self, r: usize) {
+        let ServerState::Capacity(fleet) = &mut self.server else {
             return;
         };
-        let (queued, busy) = (server.queue_len() as u64, server.busy() as u64);
-        self.rec.totals.peak_held = self.rec.totals.peak_held.max(queued + busy);
+        let (queued, busy, held) = fleet.recount(r);
+        self.rec.totals.peak_held = self.rec.totals.peak_held.max(held);
         self.rec.set(Gauge::Queue, self.now, queued);
         self.rec.set(Gauge::Busy, self.now, busy);
     }
 
     pub(super) fn on_service_done(&mut self, ev: Event) {
-        let ServerState::Capacity(server) = &mut self.server else {
+        let r = usize::from(ev.replica);
+        let ServerState::Capacity(fleet) = &mut self.server else {
             return;
         };
         let mut dropped = std::mem::take(&mut self.dropped);
-        let completed = server.complete(
+        let completed = fleet.replicas[r].complete(
             ev.slot,
             ev.attempt,
             self.now,
@@ -171,7 +181,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         };
         if let Some((worker, done_at)) = next {
-            self.schedule_done(worker, done_at);
+            self.schedule_done(r, worker, done_at);
         }
         if let Some(why) = done.refused {
             // In Little's law's books a refusal is in the server while a worker
@@ -179,7 +189,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.rec.reject_work(done.service);
             self.rec.departure(done.service);
             self.refused(done.job, why);
-            self.update_server_gauges();
+            self.update_server_gauges(r);
             return;
         }
         let outcome = if done.job.bad {
@@ -190,7 +200,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let delivered = self.respond(done.job, outcome, None);
         self.rec.work(done.service, !delivered);
         self.rec.departure(self.now - done.job.arrived);
-        self.update_server_gauges();
+        self.update_server_gauges(r);
     }
 
     /// Sends `outcome` back over the network. Returns false (and schedules nothing)
@@ -222,22 +232,29 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(outage) = self.world.outages.get(index) else {
             return;
         };
-        let ServerState::Capacity(server) = &mut self.server else {
+        let ServerState::Capacity(fleet) = &mut self.server else {
             return;
         };
-        let mut flushed = std::mem::take(&mut self.flushed);
-        server.begin_outage(outage.kind, self.now, &mut flushed);
         let reply = match outage.kind {
             OutageKind::Reset => Some((Outcome::Reset, None)),
             OutageKind::Unavailable { retry_after } => Some((Outcome::Status503, retry_after)),
             _ => None,
         };
-        self.flush_with(&mut flushed, reply);
-        self.flushed = flushed;
+        // An outage hits the whole service: every replica, in order.
+        let replicas = fleet.replicas.len();
+        for r in 0..replicas {
+            let ServerState::Capacity(fleet) = &mut self.server else {
+                return;
+            };
+            let mut flushed = std::mem::take(&mut self.flushed);
+            fleet.replicas[r].begin_outage(outage.kind, self.now, &mut flushed);
+            self.flush_with(&mut flushed, reply);
+            self.flushed = flushed;
+            self.update_server_gauges(r);
+        }
         if let OutageKind::Spike { .. } = outage.kind {
             let end = outage.end;
             self.schedule_spike_arrival(index, end);
         }
-        self.update_server_gauges();
     }
 }

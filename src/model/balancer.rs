@@ -1,0 +1,188 @@
+//! How an attempt picks a replica of a fleet. One balancer sees every
+//! attempt, as a proxy in front of the fleet does (Envoy), or as one client
+//! library shared by all the clients would: its count of outstanding attempts
+//! per replica is exact. The kinds are the documented ones:
+//!
+//! - **round robin**: replicas in turn (Envoy's `ROUND_ROBIN` and gRPC's
+//!   `round_robin` with equal weights);
+//! - **random**: uniformly at random (Envoy's `RANDOM`);
+//! - **least outstanding**: the replica with the fewest attempts outstanding,
+//!   ties broken in turn from the last pick (NGINX's `least_conn`);
+//! - **power of two choices**: two replicas drawn uniformly at random (with
+//!   replacement), the one with fewer outstanding, the first on a tie (Envoy's
+//!   `LEAST_REQUEST` with its default `choice_count` of 2; Mitzenmacher 2001).
+//!
+//! One replica is no choice: nothing is drawn, so a single server's runs are
+//! exactly what they were before fleets existed.
+
+use rand::{Rng, RngExt};
+
+/// A balancer's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Balancer {
+    /// In turn.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random.
+    Random,
+    /// Fewest outstanding, ties in turn.
+    LeastOutstanding,
+    /// The fewer outstanding of two drawn at random.
+    PowerOfTwo,
+}
+
+impl Balancer {
+    /// The scenario-file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Balancer::RoundRobin => "round-robin",
+            Balancer::Random => "random",
+            Balancer::LeastOutstanding => "least-outstanding",
+            Balancer::PowerOfTwo => "power-of-two",
+        }
+    }
+}
+
+/// A balancer at work over `n` replicas.
+#[derive(Clone, Debug)]
+pub struct Balance {
+    kind: Balancer,
+    /// Attempts sent to each replica and not yet answered or timed out.
+    outstanding: Vec<u32>,
+    /// The last replica picked (round robin and tie-breaking start after it).
+    last: usize,
+}
+
+impl Balance {
+    /// A balancer of `kind` over `replicas` (at least 1).
+    pub fn new(kind: Balancer, replicas: usize) -> Balance {
+        let n = replicas.max(1);
+        Balance {
+            kind,
+            outstanding: vec![0; n],
+            // Round robin's first pick is replica 0.
+            last: n - 1,
+        }
+    }
+
+    /// The replica for the next attempt, counted as outstanding there.
+    pub fn pick<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
+        let n = self.outstanding.len();
+        if n == 1 {
+            // No choice, and nothing to count: a single server's hot path.
+            return 0;
+        }
+        let r = match self.kind {
+            Balancer::RoundRobin => (self.last + 1) % n,
+            Balancer::Random => rng.random_range(0..n),
+            Balancer::LeastOutstanding => {
+                let mut best = (self.last + 1) % n;
+                for k in 1..n {
+                    let i = (self.last + 1 + k) % n;
+                    if self.outstanding[i] < self.outstanding[best] {
+                        best = i;
+                    }
+                }
+                best
+            }
+            Balancer::PowerOfTwo => {
+                let a = rng.random_range(0..n);
+                let b = rng.random_range(0..n);
+                if self.outstanding[b] < self.outstanding[a] {
+                    b
+                } else {
+                    a
+                }
+            }
+        };
+        self.last = r;
+        self.outstanding[r] += 1;
+        r
+    }
+
+    /// An attempt sent to `replica` is over (answered, or timed out).
+    pub fn done(&mut self, replica: usize) {
+        if self.outstanding.len() == 1 {
+            return;
+        }
+        if let Some(o) = self.outstanding.get_mut(replica) {
+            *o = o.saturating_sub(1);
+        }
+    }
+
+    /// Whether there is a choice to make (more than one replica).
+    pub fn chooses(&self) -> bool {
+        self.outstanding.len() > 1
+    }
+
+    /// Attempts outstanding at `replica` (not counted with one replica).
+    pub fn outstanding(&self, replica: usize) -> u32 {
+        self.outstanding.get(replica).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn round_robin_takes_turns_and_one_replica_draws_nothing() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut b = Balance::new(Balancer::RoundRobin, 3);
+        let picks: Vec<usize> = (0..7).map(|_| b.pick(&mut rng)).collect();
+        assert_eq!(picks, [0, 1, 2, 0, 1, 2, 0]);
+        // A single replica leaves the random stream untouched.
+        let before = rng.clone();
+        let mut one = Balance::new(Balancer::PowerOfTwo, 1);
+        assert_eq!(one.pick(&mut rng), 0);
+        assert_eq!(rng, before);
+    }
+
+    #[test]
+    fn least_outstanding_fills_the_emptiest_and_breaks_ties_in_turn() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut b = Balance::new(Balancer::LeastOutstanding, 3);
+        // All idle: in turn, as round robin.
+        let first: Vec<usize> = (0..3).map(|_| b.pick(&mut rng)).collect();
+        assert_eq!(first, [0, 1, 2]);
+        // Replica 1 finishes: it is the emptiest.
+        b.done(1);
+        assert_eq!(b.pick(&mut rng), 1);
+        assert_eq!(
+            (b.outstanding(0), b.outstanding(1), b.outstanding(2)),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn two_choices_prefer_the_emptier_and_random_spreads_evenly() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        // Replica 0 is loaded: two choices avoid it unless both draws hit it
+        // (probability 1/n^2 = 1/16 with 4 replicas).
+        let mut b = Balance::new(Balancer::PowerOfTwo, 4);
+        for _ in 0..100 {
+            b.outstanding[0] += 1;
+        }
+        let mut hits = 0;
+        for _ in 0..16_000 {
+            let r = b.pick(&mut rng);
+            b.done(r);
+            hits += usize::from(r == 0);
+        }
+        // Binomial(16 000, 1/16): mean 1000, sd 31; 4 sd.
+        assert!((hits as i64 - 1000).abs() < 124, "{hits}");
+        let mut counts = [0u32; 4];
+        let mut b = Balance::new(Balancer::Random, 4);
+        for _ in 0..40_000 {
+            let r = b.pick(&mut rng);
+            b.done(r);
+            counts[r] += 1;
+        }
+        // Binomial(40 000, 1/4): sd 87; 4 sd.
+        assert!(
+            counts.iter().all(|&c| (c as i64 - 10_000).abs() < 348),
+            "{counts:?}"
+        );
+    }
+}
