@@ -263,7 +263,7 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
     }
 
     let mut files = Vec::new();
-    for exporter in csv_exporters() {
+    for exporter in csv_exporters().iter().filter(|e| e.applies(&report)) {
         let bytes = exporter.serialize(&report)?;
         write_atomic(out, exporter.file_name(), &bytes)?;
         files.push(bytes);

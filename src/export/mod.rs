@@ -5,6 +5,7 @@
 //! byte-identical for a seed and diff cleanly between versions.
 
 pub mod html;
+pub mod replicas_csv;
 pub mod summary_csv;
 pub mod sweep_csv;
 pub mod timeseries_csv;
@@ -28,6 +29,10 @@ pub trait Exporter {
     fn file_name(&self) -> &'static str;
     /// The file's bytes.
     fn serialize(&self, report: &Report) -> Result<Vec<u8>, ExportError>;
+    /// Whether the report has anything for this file (default: always).
+    fn applies(&self, _report: &Report) -> bool {
+        true
+    }
 }
 
 /// Every CSV exporter, in the order they are written.
@@ -35,6 +40,7 @@ pub fn csv_exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(summary_csv::SummaryCsv),
         Box::new(timeseries_csv::TimeseriesCsv),
+        Box::new(replicas_csv::ReplicasCsv),
     ]
 }
 

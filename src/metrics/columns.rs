@@ -327,6 +327,33 @@ pub const TIMESERIES: [Column; 14] = [
     ),
 ];
 
+/// `replicas.csv`, one row per (strategy, replica, time bucket), written for a
+/// fleet (a server with more than one replica) only.
+pub const REPLICAS: [Column; 7] = [
+    col("strategy", "strategy", AsIs, "which run"),
+    col("replica", "replica", AsIs, "which replica, from 0"),
+    col("t_s", "t", Seconds(1), "the bucket's start"),
+    col(
+        "arrivals_per_s",
+        "arrivals/s",
+        Decimals(0),
+        "attempts that reached the replica",
+    ),
+    col(
+        "served_per_s",
+        "served/s",
+        Decimals(0),
+        "successes it answered to clients still waiting",
+    ),
+    col(
+        "held",
+        "held",
+        Decimals(1),
+        "time-average requests held, queued plus in service: what its crash limit counts",
+    ),
+    col("crashes", "crashes", AsIs, "times it crashed in the bucket"),
+];
+
 /// The column of `summary.csv` named `name`.
 pub fn summary(name: &str) -> Option<&'static Column> {
     SUMMARY.iter().find(|c| c.name == name)

@@ -8,6 +8,7 @@ pub mod columns;
 pub mod histogram;
 pub mod recorder;
 pub mod recovery;
+pub mod replicas;
 pub mod report;
 pub mod stats;
 pub mod summary;

@@ -19,6 +19,9 @@ pub struct StrategyReport {
     pub twin_events: u64,
     /// Why the run (or its twin) stopped early, if it did, in words.
     pub aborted: Option<String>,
+    /// A fleet's per-replica series (`replicas x buckets`, replica by
+    /// replica, buckets as `buckets`); `None` for one server.
+    pub replicas: Option<Vec<crate::metrics::replicas::ReplicaBucket>>,
 }
 
 /// A scenario's results, strategies in file order.

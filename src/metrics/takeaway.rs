@@ -315,6 +315,7 @@ mod tests {
                     twin: None,
                     twin_events: 0,
                     aborted: None,
+                    replicas: None,
                 })
                 .collect(),
         }

@@ -438,6 +438,7 @@ mod tests {
                     twin: None,
                     twin_events: 0,
                     aborted: None,
+                    replicas: None,
                 })
                 .collect(),
         }

@@ -25,6 +25,7 @@ pub fn simulate(s: &Scenario) -> Report {
                 name: strategy.name.clone(),
                 summary: m.summary,
                 buckets: m.run.buckets,
+                replicas: m.run.replicas,
                 twin: m.twin,
                 twin_events: m.twin_events,
                 aborted: m.aborted.map(|a| a.to_string()),
@@ -69,7 +70,7 @@ pub const BYTES_PER_BUCKET: u64 = 2 * std::mem::size_of::<crate::metrics::Bucket
 /// Bytes one run of world `w` holds, roughly, with buckets of width `bucket`:
 /// a slot and its pending events per client (a load spike's extra requests
 /// are clients of their own while they last: at most all of them at once),
-/// and its own and its twin's time buckets.
+/// its own and its twin's time buckets, and a fleet's per-replica buckets.
 pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> u64 {
     let clients = match &w.load {
         model::Load::Closed { clients, .. } | model::Load::OneShot { clients } => {
@@ -80,7 +81,15 @@ pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> 
     let spiked =
         (w.expected_requests() - w.nominal_requests_per_s() * w.duration.as_secs_f64()).max(0.0);
     let buckets = w.duration.0 / bucket.0.max(1) + 1;
-    (clients + spiked as u64) * BYTES_PER_CLIENT + buckets * BYTES_PER_BUCKET
+    // A fleet keeps each replica's series as well.
+    let replicas = match &w.server {
+        model::ServerModel::Capacity(c) if c.replicas > 1 => u64::from(c.replicas),
+        _ => 0,
+    };
+    let per_replica = std::mem::size_of::<crate::metrics::replicas::ReplicaBucket>() as u64;
+    (clients + spiked as u64) * BYTES_PER_CLIENT
+        + buckets * BYTES_PER_BUCKET
+        + replicas * buckets * per_replica
 }
 
 /// Refuses, before anything runs, a scenario whose runs in parallel would need

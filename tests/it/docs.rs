@@ -45,6 +45,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
             let list = match which.trim() {
                 "summary" => &columns::SUMMARY[..],
                 "timeseries" => &columns::TIMESERIES[..],
+                "replicas" => &columns::REPLICAS[..],
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", columns::markdown_meanings(list))

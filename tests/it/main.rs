@@ -8,6 +8,7 @@ mod common;
 mod conformance;
 mod docs;
 mod fidelity;
+mod fleet;
 mod invariants;
 mod metastable;
 mod overload;

@@ -11,6 +11,7 @@ use rand_distr::{Distribution, Exp};
 
 use crate::engine::queue::WHEEL_ABOVE;
 use crate::engine::{EventQueue, RngStreams, SimDuration, SimTime};
+use crate::metrics::replicas::{ReplicaBucket, ReplicaRecorder};
 use crate::metrics::{Bucket, Histogram, Recorder, Totals};
 use crate::model::balancer::Balance;
 use crate::model::client::Slots;
@@ -41,6 +42,9 @@ pub struct RunResult {
     /// Why the run was stopped before its end, if it was: a world that makes no
     /// progress, or holds more than a run may.
     pub aborted: Option<Abort>,
+    /// A fleet's per-replica series (`replicas x buckets`, replica by
+    /// replica); `None` for one server.
+    pub replicas: Option<Vec<ReplicaBucket>>,
 }
 
 /// Why a run was stopped early. Worlds like these validate (each key is
@@ -244,6 +248,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) dropped: Vec<Job>,
     /// Logical requests waiting out a backoff (the backlog's client side).
     pub(super) backing_off: u64,
+    /// Each replica's series, for a fleet of more than one.
+    pub(super) per_replica: Option<ReplicaRecorder>,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -284,6 +290,14 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             flushed: Vec::new(),
             dropped: Vec::new(),
             backing_off: 0,
+            per_replica: match &world.server {
+                ServerModel::Capacity(cfg) if cfg.replicas > 1 => Some(ReplicaRecorder::new(
+                    cfg.replicas as usize,
+                    world.duration,
+                    bucket,
+                )),
+                _ => None,
+            },
             budget: strategy.budget.as_ref().map(Budget::new),
             breaker: strategy.breaker.as_ref().map(Breaker::new),
             throttle: strategy.throttle.as_ref().map(Throttle::new),
@@ -295,7 +309,9 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         let (peak_pending, aborted) = self.run_loop(bucket);
         let in_flight_at_end = self.slots.count_in_progress();
         let (buckets, latency, totals) = self.rec.finish();
+        let end = SimTime::ZERO + self.world.duration;
         RunResult {
+            replicas: self.per_replica.map(|r| r.finish(end)),
             buckets,
             latency,
             totals,

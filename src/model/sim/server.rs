@@ -41,6 +41,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         // A transient-failure trigger answers 503 at once, drawn from the
         // trigger's own stream.
+        if let Some(rec) = &mut self.per_replica {
+            rec.arrival(r, self.now);
+        }
         let p = server.error_rate();
         if p > 0.0 && self.rng.trigger.random::<f64>() < p {
             self.respond(job, Outcome::Status503, None);
@@ -76,6 +79,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let mut flushed = std::mem::take(&mut self.flushed);
         let back = fleet.replicas[r].crash(self.now, &mut flushed);
         self.rec.crash();
+        if let Some(rec) = &mut self.per_replica {
+            rec.crash(r, self.now);
+        }
         let restart = Event {
             replica: r as u16,
             ..Event::new(Kind::Restart, 0, 0)
@@ -155,6 +161,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         let (queued, busy, held) = fleet.recount(r);
         self.rec.totals.peak_held = self.rec.totals.peak_held.max(held);
+        if let Some(rec) = &mut self.per_replica {
+            rec.held(r, self.now, held);
+        }
         self.rec.set(Gauge::Queue, self.now, queued);
         self.rec.set(Gauge::Busy, self.now, busy);
     }
@@ -198,6 +207,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             Outcome::Ok
         };
         let delivered = self.respond(done.job, outcome, None);
+        if delivered && outcome == Outcome::Ok {
+            if let Some(rec) = &mut self.per_replica {
+                rec.served(r, self.now);
+            }
+        }
         self.rec.work(done.service, !delivered);
         self.rec.departure(self.now - done.job.arrived);
         self.update_server_gauges(r);
