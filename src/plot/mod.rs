@@ -7,6 +7,7 @@ pub mod delays;
 pub mod goodput;
 pub mod load;
 pub mod recovery;
+pub mod replicas;
 pub mod style;
 pub mod sweep;
 mod timechart;
@@ -43,7 +44,8 @@ pub struct Chart {
 }
 
 /// Every chart of a scenario run, in the order they are written: the recovery
-/// chart only when the scenario has a trigger to recover from.
+/// chart only when the scenario has a trigger to recover from, the replicas'
+/// map only for a fleet.
 pub fn charts(report: &Report) -> Vec<Chart> {
     let mut charts = vec![
         Chart {
@@ -63,6 +65,12 @@ pub fn charts(report: &Report) -> Vec<Chart> {
         charts.push(Chart {
             file_name: "recovery.png",
             render: recovery::render,
+        });
+    }
+    if replicas::applies(report) {
+        charts.push(Chart {
+            file_name: "replicas.png",
+            render: replicas::render,
         });
     }
     charts

@@ -64,6 +64,26 @@ pub fn marker(i: usize) -> usize {
     (i / PALETTE.len()) % 3
 }
 
+/// Viridis (van der Walt and Smith, matplotlib 2.0), at five stops: perceptually
+/// uniform and readable in grey and under colour-vision deficiencies.
+const VIRIDIS: [(u8, u8, u8); 5] = [
+    (0x44, 0x01, 0x54),
+    (0x3B, 0x52, 0x8B),
+    (0x21, 0x91, 0x8C),
+    (0x5E, 0xC9, 0x62),
+    (0xFD, 0xE7, 0x25),
+];
+
+/// The colour at `t` in [0, 1] of the map.
+pub fn viridis(t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(VIRIDIS.len() - 2);
+    let u = t - i as f64;
+    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * u).round() as u8;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -339,26 +339,6 @@ fn capitalise(s: &str) -> String {
     })
 }
 
-/// Viridis (van der Walt and Smith, matplotlib 2.0), at five stops: perceptually
-/// uniform and readable in grey and under colour-vision deficiencies.
-const VIRIDIS: [(u8, u8, u8); 5] = [
-    (0x44, 0x01, 0x54),
-    (0x3B, 0x52, 0x8B),
-    (0x21, 0x91, 0x8C),
-    (0x5E, 0xC9, 0x62),
-    (0xFD, 0xE7, 0x25),
-];
-
-/// The colour at `t` in [0, 1] of the map.
-fn viridis(t: f64) -> RGBColor {
-    let t = t.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
-    let i = (t.floor() as usize).min(VIRIDIS.len() - 2);
-    let u = t - i as f64;
-    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * u).round() as u8;
-    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
-    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-}
-
 /// A value in three significant digits: "1234", "12.3", "0.0123".
 fn compact(v: f64) -> String {
     let a = v.abs();
@@ -475,7 +455,7 @@ pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u
                 let fill = match mean {
                     None => RGBColor(0xDD, 0xDD, 0xDD),
                     Some(v) if v.is_infinite() => style::NEVER,
-                    Some(v) => viridis(t_of(v)),
+                    Some(v) => style::viridis(t_of(v)),
                 };
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
@@ -544,7 +524,7 @@ fn colour_bar(
         let y = top + s * height / steps;
         area.draw(&Rectangle::new(
             [(left, y), (left + 24, y + height / steps + 1)],
-            viridis(t).filled(),
+            style::viridis(t).filled(),
         ))
         .map_err(draw_err)?;
     }
@@ -672,10 +652,10 @@ mod tests {
 
     #[test]
     fn the_colour_map_runs_from_its_first_stop_to_its_last() {
-        assert_eq!(viridis(0.0), RGBColor(0x44, 0x01, 0x54));
-        assert_eq!(viridis(1.0), RGBColor(0xFD, 0xE7, 0x25));
-        assert_eq!(viridis(0.5), RGBColor(0x21, 0x91, 0x8C));
-        assert_eq!(viridis(-3.0), viridis(0.0));
+        assert_eq!(style::viridis(0.0), RGBColor(0x44, 0x01, 0x54));
+        assert_eq!(style::viridis(1.0), RGBColor(0xFD, 0xE7, 0x25));
+        assert_eq!(style::viridis(0.5), RGBColor(0x21, 0x91, 0x8C));
+        assert_eq!(style::viridis(-3.0), style::viridis(0.0));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Fleets through the real binary: a server of several replicas behind a
-//! balancer writes `replicas.csv`, whose replicas add up to the fleet's own
-//! figures, byte for byte the same on any number of threads; one server
-//! writes none. (The balancers against queueing theory: `queueing`.)
+//! balancer writes `replicas.csv` and the map `replicas.png`, whose replicas
+//! add up to the fleet's own figures, byte for byte the same on any number of
+//! threads; one server writes neither. (The balancers against queueing theory: `queueing`.)
 
 use std::fs;
 use std::path::Path;
@@ -60,7 +60,7 @@ fn replicas_add_up_to_the_fleet_on_any_thread_count() {
             .env("RAYON_NUM_THREADS", threads)
             .arg("run")
             .arg(&file)
-            .args(["-q", "--no-plots", "--out"])
+            .args(["-q", "--out"])
             .arg(dir.path().join(out))
             .assert()
             .success();
@@ -68,7 +68,12 @@ fn replicas_add_up_to_the_fleet_on_any_thread_count() {
     };
     let one = run("1", "one");
     let two = run("2", "two");
-    for f in ["replicas.csv", "summary.csv", "timeseries.csv"] {
+    for f in [
+        "replicas.csv",
+        "replicas.png",
+        "summary.csv",
+        "timeseries.csv",
+    ] {
         assert!(
             fs::read(one.join(f)).unwrap() == fs::read(two.join(f)).unwrap(),
             "{f} differs between 1 and 2 threads"
@@ -143,15 +148,11 @@ fn one_server_writes_no_replicas_file() {
     let dir = tempfile::TempDir::new().unwrap();
     let out = dir.path().join("small");
     sim()
-        .args([
-            "run",
-            "tests/fixtures/small.toml",
-            "-q",
-            "--no-plots",
-            "--out",
-        ])
+        .args(["run", "tests/fixtures/small.toml", "-q", "--out"])
         .arg(&out)
         .assert()
         .success();
+    assert!(out.join("load.png").exists(), "charts were drawn");
     assert!(!out.join("replicas.csv").exists());
+    assert!(!out.join("replicas.png").exists());
 }
