@@ -237,7 +237,7 @@ impl OutageKind {
 }
 
 /// One outage window, `[start, end)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Outage {
     /// What happens.
     pub kind: OutageKind,
@@ -245,6 +245,38 @@ pub struct Outage {
     pub start: SimTime,
     /// First instant after it; the server is back, empty and at full capacity.
     pub end: SimTime,
+    /// Which replicas of a fleet it hits (default: all, the whole service).
+    pub targets: Targets,
+}
+
+/// Which replicas of a fleet an outage hits.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Targets {
+    /// Every replica: the whole service.
+    #[default]
+    All,
+    /// These replicas (indices from 0).
+    List(Vec<u32>),
+    /// The first `ceil(share * replicas)` replicas, at least one.
+    Share(f64),
+}
+
+impl Targets {
+    /// The replica indices hit, of a fleet of `n`, in order.
+    pub fn replicas(&self, n: usize) -> Vec<usize> {
+        match self {
+            Targets::All => (0..n).collect(),
+            Targets::List(list) => list
+                .iter()
+                .map(|&r| r as usize)
+                .filter(|&r| r < n)
+                .collect(),
+            Targets::Share(share) => {
+                let k = ((share * n as f64).ceil() as usize).clamp(1, n);
+                (0..k).collect()
+            }
+        }
+    }
 }
 
 /// Everything about the world that does not depend on the retry strategy.
@@ -348,6 +380,17 @@ mod tests {
         crate::scenario::parse(&text, Path::new("w.toml"))
             .unwrap()
             .world
+    }
+
+    #[test]
+    fn an_outage_hits_all_replicas_a_list_or_a_share() {
+        use super::Targets;
+        assert_eq!(Targets::All.replicas(3), [0, 1, 2]);
+        assert_eq!(Targets::List(vec![2, 0]).replicas(4), [2, 0]);
+        // A quarter of 10 is 2.5: three replicas; any share hits at least one.
+        assert_eq!(Targets::Share(0.25).replicas(10), [0, 1, 2]);
+        assert_eq!(Targets::Share(0.01).replicas(10), [0]);
+        assert_eq!(Targets::Share(1.0).replicas(2), [0, 1]);
     }
 
     #[test]

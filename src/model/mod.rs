@@ -13,7 +13,7 @@ pub mod server;
 pub mod sim;
 
 pub use config::{
-    Discipline, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
+    Discipline, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding, Targets,
     WorldConfig,
 };
 pub use dist::Dist;

@@ -285,6 +285,10 @@ pub struct OutageFile {
     pub rate: Option<f64>,
     /// `errors` only: probability that an attempt fails.
     pub p: Option<f64>,
+    /// A fleet: the replicas it hits (indices from 0); default all.
+    pub replicas: Option<Vec<u32>>,
+    /// A fleet: the share of the replicas it hits (the first ones), in (0, 1].
+    pub share: Option<f64>,
 }
 
 /// `[metrics]`.

@@ -13,7 +13,7 @@ use crate::metrics::MetricsConfig;
 use crate::model::balancer::Balancer;
 use crate::model::{
     Discipline, Dist, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
-    WorldConfig,
+    Targets, WorldConfig,
 };
 
 /// Builds errors that point into one file.
@@ -108,6 +108,7 @@ impl<'a> Checker<'a> {
         }
         let strategies = self.strategies(&f.retry, &f.strategies)?;
         let overrides = self.strategy_overrides(&f, &world)?;
+        self.outage_replicas(&world, &overrides)?;
         let mut scenario = Scenario {
             name,
             description: f.description.clone().unwrap_or_default(),
@@ -192,6 +193,46 @@ impl<'a> Checker<'a> {
     }
 
     /// Each strategy's own client population and server, where it has them.
+    /// Every replica an outage names exists in the server it hits: the
+    /// scenario's, and each strategy's own.
+    fn outage_replicas(&self, world: &WorldConfig, overrides: &[WorldOverride]) -> Checked<()> {
+        let replicas = |m: &ServerModel| match m {
+            ServerModel::Capacity(c) => c.replicas,
+            ServerModel::Occ => 1,
+        };
+        let servers = std::iter::once((None, replicas(&world.server))).chain(
+            overrides
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| o.server.as_ref().map(|s| (Some(i), replicas(s)))),
+        );
+        for (strategy, n) in servers {
+            for (i, o) in world.outages.iter().enumerate() {
+                let Targets::List(list) = &o.targets else {
+                    continue;
+                };
+                if let Some(&bad) = list.iter().find(|&&r| r >= n) {
+                    let whose = strategy.map_or("the server".to_string(), |k| {
+                        format!("strategy[{k}]'s own server")
+                    });
+                    return self.err(
+                        &KeyPath::key("outage").at(i).join("replicas"),
+                        format!(
+                            "replica {bad} is out of range: {whose} has {n} replica{}, {}",
+                            if n == 1 { "" } else { "s" },
+                            if n == 1 {
+                                "index 0".to_string()
+                            } else {
+                                format!("indices 0 to {}", n - 1)
+                            }
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn strategy_overrides(
         &self,
         f: &ScenarioFile,
@@ -554,10 +595,39 @@ impl<'a> Checker<'a> {
                     }
                 }
             };
+            let targets = match (&o.replicas, o.share) {
+                (None, None) => Targets::All,
+                (Some(_), Some(_)) => {
+                    return self.err(
+                        &key.join("share"),
+                        "give the replicas an outage hits by `replicas` or by `share`, not both",
+                    );
+                }
+                (Some(list), None) => {
+                    self.ensure(!list.is_empty(), &key.join("replicas"), || {
+                        "replicas lists the replicas the outage hits, at least one, e.g. [0]".into()
+                    })?;
+                    Targets::List(list.clone())
+                }
+                (None, Some(share)) => {
+                    Targets::Share(self.fraction(share, &key.join("share"), "share", true)?)
+                }
+            };
+            if targets != Targets::All && matches!(kind, OutageKind::Spike { .. }) {
+                return self.err(
+                    &key.join(if o.share.is_some() {
+                        "share"
+                    } else {
+                        "replicas"
+                    }),
+                    "a load spike adds load to the whole service: it cannot aim at replicas",
+                );
+            }
             out.push(Outage {
                 kind,
                 start: SimTime(start.0),
                 end: SimTime(end.0),
+                targets,
             });
         }
         Ok(out)

@@ -156,3 +156,62 @@ fn one_server_writes_no_replicas_file() {
     assert!(!out.join("replicas.csv").exists());
     assert!(!out.join("replicas.png").exists());
 }
+
+/// An outage can hit some replicas only: the others go on serving, and the
+/// one hit serves nothing while it is down. Naming a replica the fleet does
+/// not have is bad input, at the key.
+#[test]
+fn an_outage_can_hit_one_replica() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let one = FLEET
+        .replace("balancer = \"power-of-two\"", "balancer = \"round-robin\"")
+        .replace("end = \"5s\"", "end = \"5s\"\nreplicas = [2]");
+    let file = dir.path().join("one.toml");
+    fs::write(&file, &one).unwrap();
+    let out = dir.path().join("one");
+    sim()
+        .arg("run")
+        .arg(&file)
+        .args(["-q", "--no-plots", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = csv(&out.join("replicas.csv"));
+    let served = |strategy: &str, replica: &str, from: f64, to: f64| -> f64 {
+        rows.iter()
+            .skip(1)
+            .filter(|r| r[0] == strategy && r[1] == replica)
+            .filter(|r| {
+                let t: f64 = r[2].parse().unwrap();
+                t >= from && t < to
+            })
+            .map(|r| r[4].parse::<f64>().unwrap())
+            .sum()
+    };
+    for strategy in ["none", "full-jitter"] {
+        assert_eq!(
+            served(strategy, "2", 4.0, 5.0),
+            0.0,
+            "{strategy}: replica 2 is down"
+        );
+        for replica in ["0", "1", "3"] {
+            assert!(
+                served(strategy, replica, 4.0, 5.0) > 0.0,
+                "{strategy}: replica {replica} goes on serving"
+            );
+        }
+        assert!(
+            served(strategy, "2", 6.0, 10.0) > 0.0,
+            "{strategy}: replica 2 is back"
+        );
+    }
+    let bad = dir.path().join("bad.toml");
+    fs::write(&bad, one.replace("replicas = [2]", "replicas = [7]")).unwrap();
+    let a = sim().arg("validate").arg(&bad).assert().code(2);
+    let err = crate::common::stderr(&a);
+    assert!(
+        err.contains("outage[0].replicas")
+            && err.contains("replica 7 is out of range: the server has 4 replicas, indices 0 to 3"),
+        "{err}"
+    );
+}

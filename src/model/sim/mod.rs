@@ -250,6 +250,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) backing_off: u64,
     /// Each replica's series, for a fleet of more than one.
     pub(super) per_replica: Option<ReplicaRecorder>,
+    /// The replicas each outage hits, in outage order.
+    pub(super) outage_targets: Vec<Vec<usize>>,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -290,6 +292,17 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             flushed: Vec::new(),
             dropped: Vec::new(),
             backing_off: 0,
+            outage_targets: {
+                let n = match &world.server {
+                    ServerModel::Capacity(cfg) => cfg.replicas.max(1) as usize,
+                    ServerModel::Occ => 1,
+                };
+                world
+                    .outages
+                    .iter()
+                    .map(|o| o.targets.replicas(n))
+                    .collect()
+            },
             per_replica: match &world.server {
                 ServerModel::Capacity(cfg) if cfg.replicas > 1 => Some(ReplicaRecorder::new(
                     cfg.replicas as usize,
@@ -437,8 +450,9 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::OutageStart => self.on_outage_start(ev.aux as usize),
                 Kind::OutageEnd => {
                     if let ServerState::Capacity(fleet) = &mut self.server {
-                        for server in &mut fleet.replicas {
-                            server.end_outage(t);
+                        let hit = self.outage_targets.get(ev.aux as usize);
+                        for &r in hit.into_iter().flatten() {
+                            fleet.replicas[r].end_outage(t);
                         }
                     }
                 }

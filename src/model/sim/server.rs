@@ -246,17 +246,17 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(outage) = self.world.outages.get(index) else {
             return;
         };
-        let ServerState::Capacity(fleet) = &mut self.server else {
+        if !matches!(self.server, ServerState::Capacity(_)) {
             return;
-        };
+        }
         let reply = match outage.kind {
             OutageKind::Reset => Some((Outcome::Reset, None)),
             OutageKind::Unavailable { retry_after } => Some((Outcome::Status503, retry_after)),
             _ => None,
         };
-        // An outage hits the whole service: every replica, in order.
-        let replicas = fleet.replicas.len();
-        for r in 0..replicas {
+        // The replicas it hits (by default every one: the whole service), in order.
+        let hit = self.outage_targets.get(index).cloned().unwrap_or_default();
+        for r in hit {
             let ServerState::Capacity(fleet) = &mut self.server else {
                 return;
             };
