@@ -32,6 +32,7 @@ pub struct Field {
     pub help: &'static str,
 }
 
+const BALANCERS: [&str; 4] = ["round-robin", "random", "least-outstanding", "power-of-two"];
 const OUTAGE_KINDS: [&str; 6] = ["reset", "503", "blackhole", "brownout", "spike", "errors"];
 const BUDGET_KINDS: [&str; 6] = [
     "none",
@@ -284,6 +285,24 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             String::new(),
             &[],
             "requests served at once; capacity is workers / mean service time",
+        );
+        add(
+            "server.replicas".into(),
+            "Server",
+            "replicas",
+            "number",
+            "1".into(),
+            &[],
+            "copies of this server behind one balancer: a fleet (each with the workers, queue and crash limit here)",
+        );
+        add(
+            "server.balancer".into(),
+            "Server",
+            "balancer",
+            "select",
+            "round-robin".into(),
+            &BALANCERS,
+            "how an attempt picks a replica: in turn, at random, the fewest outstanding, or the fewer of two drawn at random",
         );
     }
     for (key, label, help) in [

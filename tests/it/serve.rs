@@ -191,6 +191,8 @@ fn the_fields_name_the_keys_that_matter() {
     for key in [
         "clients.count",
         "server.workers",
+        "server.replicas",
+        "server.balancer",
         "outage[0].kind",
         "strategy[0].backoff",
         "strategy[3].base",
@@ -200,6 +202,21 @@ fn the_fields_name_the_keys_that_matter() {
     ] {
         assert!(keys.contains(&key), "{key} in {keys:?}");
     }
+    // The fleet controls run: four replicas behind two choices are four
+    // times the capacity.
+    let fleet = run_body(&[
+        ("server.replicas", "4"),
+        ("server.balancer", "\"power-of-two\""),
+    ]);
+    let (status, body) = http(&server.addr, "POST", "/api/run", &fleet);
+    assert_eq!(status, 200, "{body}");
+    let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        r["facts"]["capacity_per_s"].as_f64(),
+        Some(6400.0),
+        "{}",
+        r["facts"]
+    );
 }
 
 /// A summary figure of a run's CSV text: a number, or infinity for an empty
