@@ -1,7 +1,7 @@
 //! `backlog.png`: the backlog over time, one row per strategy: requests held at
 //! the server (queued and in service: what its crash limit counts, drawn as a
 //! dashed line) and requests waiting out a backoff (time averages per bucket),
-//! beside the twin's backlog without the trigger.
+//! beside the twin's requests at the server without the trigger.
 
 use super::timechart::{self, Chart, Key, Line, Row, Stroke};
 use super::{PlotError, style};
@@ -33,7 +33,9 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                 lines.push(Line {
                     colour: style::REFERENCE,
                     stroke: Stroke::Dashed,
-                    points: of(Bucket::backlog, twin),
+                    // The same quantity as the solid line, so that the two
+                    // compare: requests at the server without the trigger.
+                    points: of(|b| b.queue_len + b.busy, twin),
                 });
             }
             let top = lines
@@ -76,7 +78,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
     }
     if !report.outages.is_empty() {
         keys.push(Key {
-            label: "normal backlog".into(),
+            label: "normal at the server".into(),
             colour: Some(style::REFERENCE),
             stroke: Stroke::Dashed,
         });
