@@ -219,8 +219,14 @@ window.RetryStorm = (function () {
       grid.className = 'multiples';
       el.appendChild(grid);
       const series = names.map((n) => fig.parts(n));
-      fig.max = Math.max(fig.line || 0, ...series.flat().flatMap((p) => p.data.filter((v) => v != null)));
-      fig.max = fig.max > 0 ? fig.max * 1.08 : 1;
+      // One scale for the panels shown (a hidden strategy's storm does not
+      // flatten the others), with room above the largest value or line.
+      fig.top = () => {
+        const peak = Math.max(fig.line || 0, ...series.filter((_, i) => shown[i]).flat()
+          .flatMap((p) => p.data.filter((v) => v != null)));
+        return peak > 0 ? peak * 1.08 : 1;
+      };
+      fig.max = fig.top();
       fig.el = el;
       el.dataset.ymax = fig.max;
       fig.panels = [];
@@ -271,10 +277,16 @@ window.RetryStorm = (function () {
         fig.panels.push({ panel, u });
         plots.push({ u, spec: { series: [] }, run: true });
       });
-      listeners.push(() => fig.panels.forEach(({ panel, u }) => {
-        panel.hidden = !shown[+panel.dataset.i];
-        fit(u);
-      }));
+      listeners.push(() => {
+        fig.max = fig.top();
+        el.dataset.ymax = fig.max;
+        fig.panels.forEach(({ panel, u }) => {
+          panel.hidden = !shown[+panel.dataset.i];
+          fit(u);
+          u.setScale('y', { min: 0, max: fig.max });
+        });
+        yScales.max[fig.id] = fig.max;
+      });
     }
     figures.forEach(make);
     // The largest value of each figure, and a way to put several pages' (A
