@@ -38,6 +38,8 @@ impl Exporter for ReplicasCsv {
                                 fixed(Some(f64::from(b.served) / width), 1),
                                 fixed(Some(b.held), 2),
                                 b.crashes.to_string(),
+                                fixed(Some(b.in_rotation), 2),
+                                b.ejections.to_string(),
                             ]
                         })
                     })

@@ -329,7 +329,7 @@ pub const TIMESERIES: [Column; 14] = [
 
 /// `replicas.csv`, one row per (strategy, replica, time bucket), written for a
 /// fleet (a server with more than one replica) only.
-pub const REPLICAS: [Column; 7] = [
+pub const REPLICAS: [Column; 9] = [
     col("strategy", "strategy", AsIs, "which run"),
     col("replica", "replica", AsIs, "which replica, from 0"),
     col("t_s", "t", Seconds(1), "the bucket's start"),
@@ -352,6 +352,13 @@ pub const REPLICAS: [Column; 7] = [
         "time-average requests held, queued plus in service: what its crash limit counts",
     ),
     col("crashes", "crashes", AsIs, "times it crashed in the bucket"),
+    col(
+        "in_rotation",
+        "in rotation",
+        Decimals(2),
+        "share of the bucket the balancer could send it new attempts: 1 in service and healthy, 0 ejected, failing its health checks, starting or scaled away",
+    ),
+    col("ejections", "ejections", AsIs, "times outlier detection ejected it in the bucket"),
 ];
 
 /// The column of `summary.csv` named `name`.

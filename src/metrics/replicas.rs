@@ -20,6 +20,27 @@ pub struct ReplicaBucket {
     pub crashes: u32,
     /// Requests held, queued plus in service, time-averaged over the bucket.
     pub held: f64,
+    /// The share of the bucket it could take new attempts (in service, and
+    /// neither ejected nor failing its health checks).
+    pub in_rotation: f64,
+    /// Times it was ejected.
+    pub ejections: u32,
+}
+
+/// A gauge's value per replica, since when, and its area in the current bucket.
+#[derive(Clone, Debug)]
+struct Areas {
+    value: Vec<(u64, SimTime)>,
+    area: Vec<u128>,
+}
+
+impl Areas {
+    fn new(replicas: usize, start: u64) -> Self {
+        Areas {
+            value: vec![(start, SimTime::ZERO); replicas],
+            area: vec![0; replicas],
+        }
+    }
 }
 
 /// The recorder of a fleet's replicas.
@@ -29,22 +50,46 @@ pub struct ReplicaRecorder {
     per: usize,
     /// `replica * per + bucket`.
     buckets: Vec<ReplicaBucket>,
-    /// Each replica's held count and since when.
-    held: Vec<(u64, SimTime)>,
-    /// Each replica's accumulated area (count x ns) in its current bucket.
-    area: Vec<u128>,
+    /// Each replica's held count.
+    held: Areas,
+    /// Whether each replica is in the rotation (1) or not (0).
+    rotation: Areas,
+}
+
+/// Which gauge.
+#[derive(Clone, Copy)]
+enum Which {
+    Held,
+    Rotation,
 }
 
 impl ReplicaRecorder {
-    /// A recorder for `replicas` over a run of `duration` in buckets of `width`.
-    pub fn new(replicas: usize, duration: SimDuration, width: SimDuration) -> Self {
+    /// A recorder for `replicas` over a run of `duration` in buckets of
+    /// `width`, the first `in_service` of them in the rotation at the start.
+    pub fn new(
+        replicas: usize,
+        in_service: usize,
+        duration: SimDuration,
+        width: SimDuration,
+    ) -> Self {
         let per = duration.0.div_ceil(width.0.max(1)).max(1) as usize;
+        let mut rotation = Areas::new(replicas, 1);
+        for v in rotation.value.iter_mut().skip(in_service) {
+            v.0 = 0;
+        }
         ReplicaRecorder {
             width: width.0.max(1),
             per,
             buckets: vec![ReplicaBucket::default(); replicas * per],
-            held: vec![(0, SimTime::ZERO); replicas],
-            area: vec![0; replicas],
+            held: Areas::new(replicas, 0),
+            rotation,
+        }
+    }
+
+    fn areas(&mut self, which: Which) -> &mut Areas {
+        match which {
+            Which::Held => &mut self.held,
+            Which::Rotation => &mut self.rotation,
         }
     }
 
@@ -68,44 +113,68 @@ impl ReplicaRecorder {
         self.at(replica, now).crashes += 1;
     }
 
+    /// `replica` was ejected at `now`.
+    pub fn ejection(&mut self, replica: usize, now: SimTime) {
+        self.at(replica, now).ejections += 1;
+    }
+
     /// `replica` holds `count` requests from `now` on.
     pub fn held(&mut self, replica: usize, now: SimTime, count: u64) {
-        if self.held[replica].0 != count {
-            self.accumulate(replica, now);
-            self.held[replica].0 = count;
+        self.set(Which::Held, replica, now, count);
+    }
+
+    /// `replica` is in the rotation, or not, from `now` on.
+    pub fn rotation(&mut self, replica: usize, now: SimTime, open: bool) {
+        self.set(Which::Rotation, replica, now, u64::from(open));
+    }
+
+    fn set(&mut self, which: Which, replica: usize, now: SimTime, value: u64) {
+        if self.areas(which).value[replica].0 != value {
+            self.accumulate(which, replica, now);
+            self.areas(which).value[replica].0 = value;
         }
     }
 
     /// Adds `replica`'s area from its last change to `now`, closing the
     /// buckets passed on the way.
-    fn accumulate(&mut self, replica: usize, now: SimTime) {
-        let (count, mut t) = self.held[replica];
+    fn accumulate(&mut self, which: Which, replica: usize, now: SimTime) {
+        let (width, per) = (self.width, self.per);
+        let (count, mut t) = self.areas(which).value[replica];
         while t < now {
-            let b = (t.0 / self.width) as usize;
-            let end = SimTime((b as u64 + 1) * self.width).min(now);
-            self.area[replica] += u128::from(count) * u128::from((end - t).0);
-            if end.0 % self.width == 0 && b < self.per {
+            let b = (t.0 / width) as usize;
+            let end = SimTime((b as u64 + 1) * width).min(now);
+            self.areas(which).area[replica] += u128::from(count) * u128::from((end - t).0);
+            if end.0 % width == 0 && b < per {
                 // The bucket is over: its average is known.
-                let i = replica * self.per + b;
-                self.buckets[i].held = self.area[replica] as f64 / self.width as f64;
-                self.area[replica] = 0;
+                let avg = std::mem::take(&mut self.areas(which).area[replica]) as f64 / width as f64;
+                self.write(which, replica * per + b, avg);
             }
             t = end;
         }
-        self.held[replica].1 = now;
+        self.areas(which).value[replica].1 = now;
+    }
+
+    fn write(&mut self, which: Which, i: usize, avg: f64) {
+        match which {
+            Which::Held => self.buckets[i].held = avg,
+            Which::Rotation => self.buckets[i].in_rotation = avg,
+        }
     }
 
     /// The series, with every replica's last bucket closed at `end`:
     /// `replicas x buckets`, replica by replica.
     pub fn finish(mut self, end: SimTime) -> Vec<ReplicaBucket> {
         let end = SimTime(end.0.min(self.per as u64 * self.width));
-        for r in 0..self.held.len() {
-            self.accumulate(r, end);
-            let b = (end.0 / self.width) as usize;
-            if end.0 % self.width != 0 && b < self.per {
-                // A last bucket cut short by the run's end: its average over
-                // the bucket's width, as the fleet's gauges have it.
-                self.buckets[r * self.per + b].held = self.area[r] as f64 / self.width as f64;
+        for which in [Which::Held, Which::Rotation] {
+            for r in 0..self.held.value.len() {
+                self.accumulate(which, r, end);
+                let b = (end.0 / self.width) as usize;
+                if end.0 % self.width != 0 && b < self.per {
+                    // A last bucket cut short by the run's end: its average
+                    // over the bucket's width, as the fleet's gauges have it.
+                    let avg = self.areas(which).area[r] as f64 / self.width as f64;
+                    self.write(which, r * self.per + b, avg);
+                }
             }
         }
         self.buckets
@@ -124,7 +193,7 @@ mod tests {
     #[test]
     fn held_is_a_time_average_split_at_bucket_boundaries() {
         // Buckets of 10 ns over 30 ns, two replicas.
-        let mut r = ReplicaRecorder::new(2, SimDuration(30), SimDuration(10));
+        let mut r = ReplicaRecorder::new(2, 2, SimDuration(30), SimDuration(10));
         // Replica 0 holds 2 from t = 5 to t = 25, then 0.
         r.held(0, SimTime(5), 2);
         r.held(0, SimTime(25), 0);
@@ -136,5 +205,19 @@ mod tests {
         assert_eq!(held0, [1.0, 2.0, 1.0]);
         assert_eq!((b[4].arrivals, b[5].served, b[5].crashes), (1, 1, 1));
         assert!(b[3..6].iter().all(|x| x.held == 0.0));
+        assert!(b.iter().all(|x| x.in_rotation == 1.0));
+    }
+
+    #[test]
+    fn rotation_is_the_share_of_each_bucket_in_service() {
+        // Replica 1 starts out of service, joins at 15, leaves at 22.
+        let mut r = ReplicaRecorder::new(2, 1, SimDuration(30), SimDuration(10));
+        r.rotation(1, SimTime(15), true);
+        r.rotation(1, SimTime(22), false);
+        r.ejection(1, SimTime(22));
+        let b = r.finish(SimTime(30));
+        let rot: Vec<f64> = b[3..6].iter().map(|x| x.in_rotation).collect();
+        assert_eq!(rot, [0.0, 0.5, 0.2]);
+        assert_eq!(b[5].ejections, 1);
     }
 }

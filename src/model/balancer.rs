@@ -51,6 +51,11 @@ pub struct Balance {
     outstanding: Vec<u32>,
     /// The last replica picked (round robin and tie-breaking start after it).
     last: usize,
+    /// The replicas that may take new attempts, in index order (all unless
+    /// ejection, health checks or scaling took some out).
+    open: Vec<u32>,
+    /// Whether each replica is open.
+    is_open: Vec<bool>,
 }
 
 impl Balance {
@@ -62,7 +67,31 @@ impl Balance {
             outstanding: vec![0; n],
             // Round robin's first pick is replica 0.
             last: n - 1,
+            open: (0..n as u32).collect(),
+            is_open: vec![true; n],
         }
+    }
+
+    /// Which replicas may take new attempts from now on. At least one must;
+    /// if none is, every replica is (a balancer never refuses to pick).
+    pub fn set_open(&mut self, open: &[bool]) {
+        let any = open.iter().any(|&o| o);
+        self.is_open.clear();
+        self.is_open
+            .extend((0..self.outstanding.len()).map(|i| !any || open.get(i).copied() == Some(true)));
+        self.open.clear();
+        self.open.extend(
+            self.is_open
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| **o)
+                .map(|(i, _)| i as u32),
+        );
+    }
+
+    /// Whether `replica` may take new attempts.
+    pub fn is_open(&self, replica: usize) -> bool {
+        self.is_open.get(replica).copied().unwrap_or(false)
     }
 
     /// The replica for the next attempt, counted as outstanding there.
@@ -72,22 +101,32 @@ impl Balance {
             // No choice, and nothing to count: a single server's hot path.
             return 0;
         }
+        // With every replica open, `open[i]` is `i`: the picks are those of
+        // a fleet without health.
+        let m = self.open.len();
         let r = match self.kind {
-            Balancer::RoundRobin => (self.last + 1) % n,
-            Balancer::Random => rng.random_range(0..n),
+            Balancer::RoundRobin if m == n => (self.last + 1) % n,
+            Balancer::RoundRobin => {
+                // The first open replica after the last pick, in turn.
+                let after = self.open.partition_point(|&x| x as usize <= self.last);
+                self.open[after % m] as usize
+            }
+            Balancer::Random => self.open[rng.random_range(0..m)] as usize,
             Balancer::LeastOutstanding => {
-                let mut best = (self.last + 1) % n;
-                for k in 1..n {
-                    let i = (self.last + 1 + k) % n;
-                    if self.outstanding[i] < self.outstanding[best] {
+                let mut best = usize::MAX;
+                for k in 1..=n {
+                    let i = (self.last + k) % n;
+                    if self.is_open[i]
+                        && (best == usize::MAX || self.outstanding[i] < self.outstanding[best])
+                    {
                         best = i;
                     }
                 }
                 best
             }
             Balancer::PowerOfTwo => {
-                let a = rng.random_range(0..n);
-                let b = rng.random_range(0..n);
+                let a = self.open[rng.random_range(0..m)] as usize;
+                let b = self.open[rng.random_range(0..m)] as usize;
                 if self.outstanding[b] < self.outstanding[a] {
                     b
                 } else {
@@ -108,6 +147,14 @@ impl Balance {
         if let Some(o) = self.outstanding.get_mut(replica) {
             *o = o.saturating_sub(1);
         }
+    }
+
+    /// The replica picked for an attempt was `avoid`, which it should not
+    /// be: that pick is undone and one more is made, kept whatever it is
+    /// (Envoy's previous-hosts predicate with one host-selection retry).
+    pub fn repick<R: Rng + ?Sized>(&mut self, avoid: usize, rng: &mut R) -> usize {
+        self.done(avoid);
+        self.pick(rng)
     }
 
     /// Whether there is a choice to make (more than one replica).
@@ -184,5 +231,41 @@ mod tests {
             counts.iter().all(|&c| (c as i64 - 10_000).abs() < 348),
             "{counts:?}"
         );
+    }
+
+    #[test]
+    fn closed_replicas_get_nothing_and_all_open_is_the_plain_balancer() {
+        for kind in [
+            Balancer::RoundRobin,
+            Balancer::Random,
+            Balancer::LeastOutstanding,
+            Balancer::PowerOfTwo,
+        ] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+            let mut b = Balance::new(kind, 5);
+            b.set_open(&[true, false, true, false, true]);
+            for _ in 0..200 {
+                let r = b.pick(&mut rng);
+                assert!(r % 2 == 0, "{kind:?} picked closed replica {r}");
+                b.done(r);
+            }
+            // Reopened: the same picks as a balancer that never closed any.
+            let (mut a, mut plain) = (b.clone(), Balance::new(kind, 5));
+            a.set_open(&[true; 5]);
+            a.last = plain.last;
+            let (mut r1, mut r2) = (rng.clone(), rng.clone());
+            let x: Vec<usize> = (0..50).map(|_| a.pick(&mut r1)).collect();
+            let y: Vec<usize> = (0..50).map(|_| plain.pick(&mut r2)).collect();
+            assert_eq!(x, y, "{kind:?}");
+        }
+        // Round robin skips the closed ones in turn.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut b = Balance::new(Balancer::RoundRobin, 4);
+        b.set_open(&[true, false, true, true]);
+        let picks: Vec<usize> = (0..6).map(|_| b.pick(&mut rng)).collect();
+        assert_eq!(picks, [0, 2, 3, 0, 2, 3]);
+        // None open is every replica open.
+        b.set_open(&[false; 4]);
+        assert!((0..4).all(|r| b.is_open(r)));
     }
 }

@@ -93,6 +93,17 @@ pub struct ServerConfig {
     pub replicas: u32,
     /// How an attempt picks a replica (default round robin).
     pub balancer: crate::model::balancer::Balancer,
+    /// Zones, retries to another replica, ejection, health checks and
+    /// autoscaling (all off by default).
+    pub fleet: crate::model::fleet::FleetOptions,
+}
+
+impl ServerConfig {
+    /// Replica slots a run keeps: the autoscaler's maximum, else `replicas`.
+    pub fn slots(&self) -> usize {
+        let n = self.replicas.max(1);
+        self.fleet.autoscale.map_or(n, |a| a.max.max(n)) as usize
+    }
 }
 
 /// Server behaviours under overload, each off by default (the book's chapter
@@ -259,6 +270,14 @@ pub enum Targets {
     List(Vec<u32>),
     /// The first `ceil(share * replicas)` replicas, at least one.
     Share(f64),
+    /// The replicas of zone `index` of `zones` (replica `i` is in zone
+    /// `i % zones`).
+    Zone {
+        /// The zone, from 0.
+        index: usize,
+        /// Zones in all.
+        zones: usize,
+    },
 }
 
 impl Targets {
@@ -274,6 +293,9 @@ impl Targets {
             Targets::Share(share) => {
                 let k = ((share * n as f64).ceil() as usize).clamp(1, n);
                 (0..k).collect()
+            }
+            Targets::Zone { index, zones } => {
+                (0..n).filter(|r| r % (*zones).max(1) == *index).collect()
             }
         }
     }

@@ -32,6 +32,12 @@ pub enum Kind {
     Restart,
     /// A load spike's extra request arrives; `aux` is the spike's outage index.
     SpikeArrival,
+    /// A fleet's periodic work: `aux` 0 an ejection sweep, 1 health checks,
+    /// 2 an autoscaler sync.
+    FleetTimer,
+    /// Replica `replica`, started by the autoscaler, is ready; `attempt` is
+    /// the start's generation (a start cancelled since is ignored).
+    ReplicaReady,
 }
 
 /// One scheduled event.

@@ -6,6 +6,7 @@ pub mod client;
 pub mod config;
 pub mod dist;
 pub mod event;
+pub mod fleet;
 pub mod measure;
 pub mod observer;
 pub mod occ;

@@ -148,6 +148,42 @@ impl Server {
         }
     }
 
+    /// Whether the server answers at all now: not down after a crash, nor in
+    /// a reset, blackhole or 503 outage.
+    pub fn answers(&self) -> bool {
+        !self.crashed
+            && !matches!(
+                self.outage,
+                Some(OutageKind::Reset | OutageKind::Blackhole | OutageKind::Unavailable { .. })
+            )
+    }
+
+    /// How long a request arriving at `now` would wait before its service
+    /// starts, from the work ahead of it at the mean service time and the
+    /// current speed: none with a worker free, else the queue (and the
+    /// refusals) plus one service shared by the workers.
+    pub fn expected_wait(&self, now: SimTime) -> SimDuration {
+        if !self.free.is_empty() {
+            return SimDuration::ZERO;
+        }
+        let speed = self.speed * self.overload.warmth(self.restarted_at, now);
+        let ahead = (self.queue.len() + self.refusals.len() + 1) as f64;
+        SimDuration::from_nanos_f64(
+            ahead * self.service.mean_nanos() / (self.running.len() as f64 * speed.max(1e-9)),
+        )
+    }
+
+    /// Workers.
+    pub fn workers(&self) -> usize {
+        self.running.len()
+    }
+
+    /// A replica put into service by an autoscaler at `now`: it starts cold
+    /// (as after a restart) if the server has a cold start.
+    pub fn start_cold(&mut self, now: SimTime) {
+        self.restarted_at = Some(now);
+    }
+
     /// Jobs waiting in the queue.
     pub fn queue_len(&self) -> usize {
         self.queue.len()
@@ -377,6 +413,7 @@ mod tests {
         ServerConfig {
             replicas: 1,
             balancer: Default::default(),
+            fleet: Default::default(),
             workers,
             queue_capacity: queue,
             service: Dist::constant(SimDuration(10)),
@@ -503,6 +540,7 @@ mod tests {
         let mut s = Server::new(&ServerConfig {
             replicas: 1,
             balancer: Default::default(),
+            fleet: Default::default(),
             discipline: Discipline::Lifo,
             ..cfg(1, 5)
         });
@@ -525,6 +563,7 @@ mod tests {
         let mut s = Server::new(&ServerConfig {
             replicas: 1,
             balancer: Default::default(),
+            fleet: Default::default(),
             drop_expired: true,
             ..cfg(1, 5)
         });
@@ -550,6 +589,7 @@ mod tests {
         let mut s = Server::new(&ServerConfig {
             replicas: 1,
             balancer: Default::default(),
+            fleet: Default::default(),
             shed: Some(Shedding {
                 at: 2,
                 retry_after: ra,
@@ -569,6 +609,7 @@ mod tests {
         Server::new(&ServerConfig {
             replicas: 1,
             balancer: Default::default(),
+            fleet: Default::default(),
             overload,
             ..cfg(workers, queue)
         })

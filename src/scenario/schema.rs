@@ -169,6 +169,79 @@ pub struct ServerFile {
     pub replicas: Option<u32>,
     /// Capacity: how an attempt picks a replica.
     pub balancer: Option<BalancerFile>,
+    /// A fleet: zone names; replica `i` is in zone `i % zones.len()`.
+    pub zones: Option<Vec<String>>,
+    /// A fleet: a retry avoids its previous attempt's replica (Envoy's
+    /// previous-hosts predicate).
+    pub retry_other_replica: Option<bool>,
+    /// A fleet: the healthy share below which health is ignored (Envoy's
+    /// `healthy_panic_threshold`, in percent, default 50).
+    pub healthy_panic_threshold: Option<f64>,
+    /// A fleet: outlier ejection (Envoy's `outlier_detection`).
+    pub outlier: Option<OutlierFile>,
+    /// A fleet: active health checks.
+    pub health_check: Option<HealthCheckFile>,
+    /// A fleet: horizontal autoscaling (Kubernetes' HPA).
+    pub autoscale: Option<AutoscaleFile>,
+}
+
+/// `[server.outlier]`: Envoy's `outlier_detection` fields, Envoy's defaults.
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct OutlierFile {
+    /// 5xx in a row that eject (5; 0 turns this detector off).
+    pub consecutive_5xx: Option<u32>,
+    /// Time between sweeps (10 s).
+    pub interval: Option<DurationValue>,
+    /// Ejection time per ejection in a row (30 s).
+    pub base_ejection_time: Option<DurationValue>,
+    /// Longest ejection (300 s).
+    pub max_ejection_time: Option<DurationValue>,
+    /// Most replicas ejected at once, percent (10).
+    pub max_ejection_percent: Option<f64>,
+    /// Failure percentage that ejects (off unless given; Envoy's default 85
+    /// applies only with `enforcing_failure_percentage`).
+    pub failure_percentage_threshold: Option<f64>,
+    /// Replicas with enough volume for failure-percentage ejection (5).
+    pub failure_percentage_minimum_hosts: Option<u32>,
+    /// Answers in an interval for a replica to be judged (50).
+    pub failure_percentage_request_volume: Option<u32>,
+}
+
+/// `[server.health_check]`: Kubernetes readiness-probe defaults.
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HealthCheckFile {
+    /// Time between checks (10 s).
+    pub interval: Option<DurationValue>,
+    /// A slower check fails (1 s).
+    pub timeout: Option<DurationValue>,
+    /// Failures in a row that take a replica out (3).
+    pub unhealthy_threshold: Option<u32>,
+    /// Passes in a row that bring it back (1).
+    pub healthy_threshold: Option<u32>,
+}
+
+/// `[server.autoscale]`: Kubernetes' HorizontalPodAutoscaler.
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AutoscaleFile {
+    /// Fewest replicas (`minReplicas`, default 1).
+    pub min_replicas: Option<u32>,
+    /// Most replicas (`maxReplicas`, required).
+    pub max_replicas: Option<u32>,
+    /// Target utilisation of the workers, percent (`averageUtilization`, required).
+    pub average_utilization: Option<f64>,
+    /// Time between decisions (15 s).
+    pub sync_period: Option<DurationValue>,
+    /// Ratio within 1 +- this changes nothing (0.1).
+    pub tolerance: Option<f64>,
+    /// Scale-down stabilisation window (300 s).
+    pub scale_down_stabilization: Option<DurationValue>,
+    /// Scale-up stabilisation window (0 s).
+    pub scale_up_stabilization: Option<DurationValue>,
+    /// From the decision to a replica in service (required).
+    pub startup: Option<DurationValue>,
 }
 
 /// Balancer names.
@@ -289,6 +362,8 @@ pub struct OutageFile {
     pub replicas: Option<Vec<u32>>,
     /// A fleet: the share of the replicas it hits (the first ones), in (0, 1].
     pub share: Option<f64>,
+    /// A fleet with zones: the zone it hits.
+    pub zone: Option<String>,
 }
 
 /// `[metrics]`.

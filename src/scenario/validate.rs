@@ -11,6 +11,9 @@ use super::{Scenario, WorldOverride};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
 use crate::model::balancer::Balancer;
+use crate::model::fleet::{
+    AutoscaleConfig, FailurePercentage, FleetOptions, HealthCheckConfig, OutlierConfig,
+};
 use crate::model::{
     Discipline, Dist, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
     Targets, WorldConfig,
@@ -71,7 +74,8 @@ impl<'a> Checker<'a> {
             "duration must be positive".into()
         })?;
         let metrics = self.metrics(&f.metrics, duration)?;
-        let outages = self.outages(&f.outages, duration)?;
+        let zones = f.server.zones.clone().unwrap_or_default();
+        let outages = self.outages(&f.outages, &zones, duration)?;
         if let Some(first) = outages.first() {
             let key = KeyPath::key("metrics").join("baseline");
             let fits = metrics.baseline <= SimDuration(first.start.0);
@@ -197,9 +201,28 @@ impl<'a> Checker<'a> {
     /// scenario's, and each strategy's own.
     fn outage_replicas(&self, world: &WorldConfig, overrides: &[WorldOverride]) -> Checked<()> {
         let replicas = |m: &ServerModel| match m {
-            ServerModel::Capacity(c) => c.replicas,
+            ServerModel::Capacity(c) => c.slots() as u32,
             ServerModel::Occ => 1,
         };
+        let zones = |m: &ServerModel| match m {
+            ServerModel::Capacity(c) => c.fleet.zones.clone(),
+            ServerModel::Occ => Vec::new(),
+        };
+        let aims_at_zone = world
+            .outages
+            .iter()
+            .any(|o| matches!(o.targets, Targets::Zone { .. }));
+        for (i, o) in overrides.iter().enumerate() {
+            if let Some(server) = &o.server {
+                if aims_at_zone && zones(server) != zones(&world.server) {
+                    return self.err(
+                        &KeyPath::key("strategy").at(i).join("server").join("zones"),
+                        "an outage aims at a zone, so a strategy's own server must have the \
+                         scenario's zones, in the same order",
+                    );
+                }
+            }
+        }
         let servers = std::iter::once((None, replicas(&world.server))).chain(
             overrides
                 .iter()
@@ -366,6 +389,12 @@ impl<'a> Checker<'a> {
                 ("coherency", s.coherency.is_some()),
                 ("replicas", s.replicas.is_some()),
                 ("balancer", s.balancer.is_some()),
+                ("zones", s.zones.is_some()),
+                ("retry_other_replica", s.retry_other_replica.is_some()),
+                ("healthy_panic_threshold", s.healthy_panic_threshold.is_some()),
+                ("outlier", s.outlier.is_some()),
+                ("health_check", s.health_check.is_some()),
+                ("autoscale", s.autoscale.is_some()),
             ] {
                 if set {
                     return self.err(&key.join(field), format!("`{field}` applies to kind = \"capacity\" only: the OCC record answers instantly"));
@@ -428,7 +457,9 @@ impl<'a> Checker<'a> {
                 )
             },
         )?;
+        let fleet = self.fleet(s, replicas, workers, &key)?;
         Ok(ServerModel::Capacity(ServerConfig {
+            fleet,
             replicas,
             balancer: match s.balancer {
                 None | Some(BalancerFile::RoundRobin) => Balancer::RoundRobin,
@@ -447,6 +478,191 @@ impl<'a> Checker<'a> {
             drop_expired: s.drop_expired.unwrap_or(false),
             shed,
         }))
+    }
+
+    /// A fleet's zones, retries to another replica, ejection, health checks
+    /// and autoscaling.
+    fn fleet(&self, s: &ServerFile, replicas: u32, workers: u32, key: &KeyPath) -> Checked<FleetOptions> {
+        let mut f = FleetOptions::default();
+        if let Some(a) = &s.autoscale {
+            f.autoscale = Some(self.autoscale(a, replicas, workers, &key.join("autoscale"))?);
+        }
+        let slots = f.autoscale.map_or(replicas, |a| a.max);
+        let needs_fleet = |field: &str| {
+            format!(
+                "`{field}` acts on a fleet: give the server replicas = 2 or more (or an autoscale \
+                 table)"
+            )
+        };
+        if let Some(zones) = &s.zones {
+            let k = key.join("zones");
+            self.ensure(!zones.is_empty(), &k, || {
+                "zones lists zone names, e.g. [\"a\", \"b\", \"c\"]; leave it out for none".into()
+            })?;
+            self.ensure(zones.len() as u32 <= slots, &k, || {
+                format!(
+                    "{} zones for {slots} replica{}: replica i is in zone i mod {}, so a zone \
+                     would have no replica; list at most {slots}",
+                    zones.len(),
+                    if slots == 1 { "" } else { "s" },
+                    zones.len()
+                )
+            })?;
+            for (i, z) in zones.iter().enumerate() {
+                self.ensure(!z.trim().is_empty(), &k.at(i), || "a zone needs a name".into())?;
+                self.ensure(!zones[..i].contains(z), &k.at(i), || {
+                    format!("zone {z:?} is listed twice")
+                })?;
+            }
+            f.zones = zones.clone();
+        }
+        if let Some(other) = s.retry_other_replica {
+            self.ensure(!other || slots > 1, &key.join("retry_other_replica"), || {
+                needs_fleet("retry_other_replica")
+            })?;
+            f.retry_other_replica = other;
+        }
+        if let Some(p) = s.healthy_panic_threshold {
+            let k = key.join("healthy_panic_threshold");
+            self.percent(p, &k, "healthy_panic_threshold")?;
+            f.panic_threshold = p / 100.0;
+        }
+        if let Some(o) = &s.outlier {
+            let k = key.join("outlier");
+            self.ensure(slots > 1, &k, || needs_fleet("outlier"))?;
+            f.outlier = Some(self.outlier(o, &k)?);
+        }
+        if let Some(h) = &s.health_check {
+            let k = key.join("health_check");
+            self.ensure(slots > 1, &k, || needs_fleet("health_check"))?;
+            let d = HealthCheckConfig::default();
+            let c = HealthCheckConfig {
+                interval: self.positive(h.interval, d.interval, &k.join("interval"))?,
+                timeout: self.positive(h.timeout, d.timeout, &k.join("timeout"))?,
+                unhealthy_threshold: self.at_least_one(
+                    h.unhealthy_threshold,
+                    d.unhealthy_threshold,
+                    &k.join("unhealthy_threshold"),
+                )?,
+                healthy_threshold: self.at_least_one(
+                    h.healthy_threshold,
+                    d.healthy_threshold,
+                    &k.join("healthy_threshold"),
+                )?,
+            };
+            f.health_check = Some(c);
+        }
+        Ok(f)
+    }
+
+    /// A percentage in [0, 100].
+    fn percent(&self, v: f64, key: &KeyPath, what: &str) -> Checked<f64> {
+        self.ensure(v.is_finite() && (0.0..=100.0).contains(&v), key, || {
+            format!("{what} is a percentage from 0 to 100, got {v}")
+        })?;
+        Ok(v)
+    }
+
+    /// A positive duration, or `default` when not given.
+    fn positive(
+        &self,
+        v: Option<DurationValue>,
+        default: SimDuration,
+        key: &KeyPath,
+    ) -> Checked<SimDuration> {
+        let d = v.map_or(default, |v| v.0);
+        self.ensure(d.0 > 0, key, || "must be a positive duration, e.g. \"10s\"".into())?;
+        Ok(d)
+    }
+
+    /// A count of at least 1, or `default` when not given.
+    fn at_least_one(&self, v: Option<u32>, default: u32, key: &KeyPath) -> Checked<u32> {
+        let n = v.unwrap_or(default);
+        self.ensure(n >= 1, key, || format!("must be at least 1, got {n}"))?;
+        Ok(n)
+    }
+
+    fn outlier(&self, o: &OutlierFile, key: &KeyPath) -> Checked<OutlierConfig> {
+        let d = OutlierConfig::default();
+        let consecutive = match o.consecutive_5xx {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => d.consecutive_5xx,
+        };
+        let failure_percentage = match o.failure_percentage_threshold {
+            Some(t) => Some(FailurePercentage {
+                threshold: self.percent(t, &key.join("failure_percentage_threshold"), "failure_percentage_threshold")? / 100.0,
+                minimum_hosts: o.failure_percentage_minimum_hosts.unwrap_or(5),
+                request_volume: o.failure_percentage_request_volume.unwrap_or(50),
+            }),
+            None => {
+                for (field, set) in [
+                    ("failure_percentage_minimum_hosts", o.failure_percentage_minimum_hosts.is_some()),
+                    ("failure_percentage_request_volume", o.failure_percentage_request_volume.is_some()),
+                ] {
+                    if set {
+                        return self.err(&key.join(field), format!("`{field}` needs failure_percentage_threshold, the failure percentage that ejects (Envoy's default is 85)"));
+                    }
+                }
+                None
+            }
+        };
+        self.ensure(consecutive.is_some() || failure_percentage.is_some(), &key.join("consecutive_5xx"), || {
+            "with consecutive_5xx = 0 and no failure_percentage_threshold nothing can eject: remove the outlier table or turn one detector on".into()
+        })?;
+        let c = OutlierConfig {
+            consecutive_5xx: consecutive,
+            interval: self.positive(o.interval, d.interval, &key.join("interval"))?,
+            base_ejection_time: self.positive(o.base_ejection_time, d.base_ejection_time, &key.join("base_ejection_time"))?,
+            max_ejection_time: self.positive(o.max_ejection_time, d.max_ejection_time, &key.join("max_ejection_time"))?,
+            max_ejection_share: match o.max_ejection_percent {
+                Some(p) => self.percent(p, &key.join("max_ejection_percent"), "max_ejection_percent")? / 100.0,
+                None => d.max_ejection_share,
+            },
+            failure_percentage,
+        };
+        Ok(c)
+    }
+
+    fn autoscale(&self, a: &AutoscaleFile, replicas: u32, workers: u32, key: &KeyPath) -> Checked<AutoscaleConfig> {
+        let Some(max) = a.max_replicas else {
+            return self.err(key, "an autoscaler needs max_replicas, the most replicas it may run");
+        };
+        let Some(target) = a.average_utilization else {
+            return self.err(key, "an autoscaler needs average_utilization, the percentage of busy workers it aims at, e.g. 60");
+        };
+        let Some(startup) = a.startup else {
+            return self.err(key, "an autoscaler needs startup, the time from its decision to a replica in service (scheduling, image pull, start, readiness), e.g. \"45s\"");
+        };
+        let min = a.min_replicas.unwrap_or(1);
+        self.ensure(min >= 1, &key.join("min_replicas"), || "min_replicas must be at least 1".into())?;
+        self.ensure((1..=MAX_REPLICAS).contains(&max), &key.join("max_replicas"), || {
+            format!("max_replicas must be from 1 to {MAX_REPLICAS}, got {max}")
+        })?;
+        self.ensure(min <= replicas && replicas <= max, &key.join("max_replicas"), || {
+            format!("the server starts with replicas = {replicas}, which must be from min_replicas ({min}) to max_replicas ({max})")
+        })?;
+        self.ensure(
+            u64::from(max) * u64::from(workers) <= u64::from(MAX_WORKERS),
+            &key.join("max_replicas"),
+            || format!("{max} replicas of {workers} workers are over the {MAX_WORKERS} workers a run may hold"),
+        )?;
+        let target = self.percent(target, &key.join("average_utilization"), "average_utilization")?;
+        self.ensure(target > 0.0, &key.join("average_utilization"), || "average_utilization must be above 0".into())?;
+        let tolerance = a.tolerance.unwrap_or(0.1);
+        self.ensure(tolerance.is_finite() && (0.0..1.0).contains(&tolerance), &key.join("tolerance"), || {
+            format!("tolerance must be in [0, 1), got {tolerance}")
+        })?;
+        Ok(AutoscaleConfig {
+            min,
+            max,
+            target: target / 100.0,
+            sync: self.positive(a.sync_period, SimDuration::from_secs(15), &key.join("sync_period"))?,
+            tolerance,
+            down_window: a.scale_down_stabilization.map_or(SimDuration::from_secs(300), |d| d.0),
+            up_window: a.scale_up_stabilization.map_or(SimDuration::ZERO, |d| d.0),
+            startup: startup.0,
+        })
     }
 
     /// The overload behaviours of a capacity server's table.
@@ -511,7 +727,12 @@ impl<'a> Checker<'a> {
         Ok(o)
     }
 
-    fn outages(&self, list: &[OutageFile], duration: SimDuration) -> Checked<Vec<Outage>> {
+    fn outages(
+        &self,
+        list: &[OutageFile],
+        zones: &[String],
+        duration: SimDuration,
+    ) -> Checked<Vec<Outage>> {
         let mut out: Vec<Outage> = Vec::with_capacity(list.len());
         for (i, o) in list.iter().enumerate() {
             let key = KeyPath::key("outage").at(i);
@@ -595,14 +816,34 @@ impl<'a> Checker<'a> {
                     }
                 }
             };
+            let given = [o.replicas.is_some(), o.share.is_some(), o.zone.is_some()];
+            if given.iter().filter(|&&g| g).count() > 1 {
+                return self.err(
+                    &key.join(if o.zone.is_some() { "zone" } else { "share" }),
+                    "give the replicas an outage hits by `replicas`, by `share` or by `zone`, \
+                     only one",
+                );
+            }
             let targets = match (&o.replicas, o.share) {
-                (None, None) => Targets::All,
-                (Some(_), Some(_)) => {
-                    return self.err(
-                        &key.join("share"),
-                        "give the replicas an outage hits by `replicas` or by `share`, not both",
-                    );
+                (None, None) if o.zone.is_some() => {
+                    let z = o.zone.as_deref().unwrap_or_default();
+                    let Some(index) = zones.iter().position(|n| n == z) else {
+                        return self.err(
+                            &key.join("zone"),
+                            if zones.is_empty() {
+                                format!("zone {z:?}: the server has no zones; list them in [server] zones = [...]")
+                            } else {
+                                format!("no replica is in zone {z:?}: the server's zones are {}", zones.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", "))
+                            },
+                        );
+                    };
+                    Targets::Zone {
+                        index,
+                        zones: zones.len(),
+                    }
                 }
+                (None, None) => Targets::All,
+                (Some(_), Some(_)) => unreachable!("refused above"),
                 (Some(list), None) => {
                     self.ensure(!list.is_empty(), &key.join("replicas"), || {
                         "replicas lists the replicas the outage hits, at least one, e.g. [0]".into()
@@ -617,6 +858,8 @@ impl<'a> Checker<'a> {
                 return self.err(
                     &key.join(if o.share.is_some() {
                         "share"
+                    } else if o.zone.is_some() {
+                        "zone"
                     } else {
                         "replicas"
                     }),

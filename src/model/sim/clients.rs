@@ -86,7 +86,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         // request itself goes out.
         let (kind, replica) = match &mut self.server {
             ServerState::Capacity(fleet) => {
-                let r = fleet.balance.pick(&mut self.rng.balance) as u16;
+                let mut r = fleet.balance.pick(&mut self.rng.balance);
+                let previous = usize::from(self.slots.get(slot).replica);
+                if fleet.retry_other && retries > 0 && r == previous {
+                    r = fleet.balance.repick(r, &mut self.rng.balance);
+                }
+                let r = r as u16;
                 self.slots.get(slot).replica = r;
                 (Kind::AtServer, r)
             }
@@ -178,12 +183,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// The current attempt of `slot` is over at the client (answered or timed
     /// out): one fewer outstanding at its replica.
-    fn attempt_over(&mut self, slot: u32) {
+    fn attempt_over(&mut self, slot: u32, outcome: Outcome) {
         if let ServerState::Capacity(fleet) = &mut self.server {
             if fleet.balance.chooses() {
-                fleet
-                    .balance
-                    .done(usize::from(self.slots.get(slot).replica));
+                let r = usize::from(self.slots.get(slot).replica);
+                fleet.balance.done(r);
+                if fleet.health.is_some() {
+                    self.fleet_observe(r, outcome);
+                }
             }
         }
     }
@@ -192,8 +199,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if self.live_deadline(ev.slot, ev.attempt).is_none() {
             return;
         }
-        self.attempt_over(ev.slot);
         let outcome = Outcome::from_u8(ev.outcome);
+        self.attempt_over(ev.slot, outcome);
         self.rec.outcome(outcome);
         self.obs.attempt_ended(self.now, ev.slot, outcome);
         self.observe_outcome(ev.slot, outcome);
@@ -216,7 +223,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if self.live_deadline(ev.slot, ev.attempt).is_none() {
             return;
         }
-        self.attempt_over(ev.slot);
+        self.attempt_over(ev.slot, Outcome::Timeout);
         self.rec.outcome(Outcome::Timeout);
         self.obs.attempt_ended(self.now, ev.slot, Outcome::Timeout);
         self.observe_outcome(ev.slot, Outcome::Timeout);

@@ -5,7 +5,10 @@
 //! (requests, attempts, retries) and `server` (admission, service, outages).
 
 mod clients;
+mod fleet;
 mod server;
+
+pub(super) use fleet::Fleet;
 
 use rand_distr::{Distribution, Exp};
 
@@ -13,11 +16,10 @@ use crate::engine::queue::WHEEL_ABOVE;
 use crate::engine::{EventQueue, RngStreams, SimDuration, SimTime};
 use crate::metrics::replicas::{ReplicaBucket, ReplicaRecorder};
 use crate::metrics::{Bucket, Histogram, Recorder, Totals};
-use crate::model::balancer::Balance;
 use crate::model::client::Slots;
 use crate::model::event::{Event, Kind};
 use crate::model::occ::Occ;
-use crate::model::server::{Finished, Job, Server};
+use crate::model::server::{Finished, Job};
 use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
 use crate::retry::{Breaker, Budget, Strategy, Throttle};
 
@@ -170,48 +172,6 @@ pub fn run_observed<O: Observer>(
     }
 }
 
-/// The capacity server's replicas (one unless the scenario asks for a fleet)
-/// and the balancer in front of them. The gauges count the whole fleet: each
-/// replica's last recorded queue and busy workers are kept, with their sums.
-pub(super) struct Fleet {
-    /// The replicas.
-    pub(super) replicas: Vec<Server>,
-    /// Who picks a replica for each attempt.
-    pub(super) balance: Balance,
-    /// Each replica's (queued, busy) as the gauges last counted them.
-    seen: Vec<(u64, u64)>,
-    /// Their sums.
-    queued: u64,
-    busy: u64,
-}
-
-impl Fleet {
-    fn new(cfg: &crate::model::ServerConfig) -> Fleet {
-        let n = cfg.replicas.max(1) as usize;
-        Fleet {
-            replicas: (0..n).map(|_| Server::new(cfg)).collect(),
-            balance: Balance::new(cfg.balancer, n),
-            seen: vec![(0, 0); n],
-            queued: 0,
-            busy: 0,
-        }
-    }
-
-    /// Replica `r`'s queue and busy workers now, folded into the fleet's sums;
-    /// returns (fleet queued, fleet busy, replica `r` held).
-    pub(super) fn recount(&mut self, r: usize) -> (u64, u64, u64) {
-        let s = &self.replicas[r];
-        let now = (s.queue_len() as u64, s.busy() as u64);
-        if self.replicas.len() == 1 {
-            return (now.0, now.1, now.0 + now.1);
-        }
-        let was = std::mem::replace(&mut self.seen[r], now);
-        self.queued = self.queued + now.0 - was.0;
-        self.busy = self.busy + now.1 - was.1;
-        (self.queued, self.busy, now.0 + now.1)
-    }
-}
-
 /// The state of the server kind the world has.
 // One per run: the size difference between the variants costs nothing, and a
 // box would put a pointer chase on every event's path.
@@ -294,7 +254,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             backing_off: 0,
             outage_targets: {
                 let n = match &world.server {
-                    ServerModel::Capacity(cfg) => cfg.replicas.max(1) as usize,
+                    ServerModel::Capacity(cfg) => cfg.slots(),
                     ServerModel::Occ => 1,
                 };
                 world
@@ -304,7 +264,8 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     .collect()
             },
             per_replica: match &world.server {
-                ServerModel::Capacity(cfg) if cfg.replicas > 1 => Some(ReplicaRecorder::new(
+                ServerModel::Capacity(cfg) if cfg.slots() > 1 => Some(ReplicaRecorder::new(
+                    cfg.slots(),
                     cfg.replicas as usize,
                     world.duration,
                     bucket,
@@ -338,6 +299,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     /// one think time, as if it had just finished a request: for exponential think
     /// times (memoryless) that is already the steady state, with no start-up burst.
     fn schedule_start(&mut self) {
+        self.schedule_fleet();
         for (i, o) in self.world.outages.iter().enumerate() {
             let aux = i as u32;
             self.queue.push(
@@ -464,6 +426,8 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize),
                 Kind::ReadAtServer => self.on_read_at_server(ev),
                 Kind::BreakerTimer => self.on_breaker_timer(),
+                Kind::FleetTimer => self.on_fleet_timer(ev.aux),
+                Kind::ReplicaReady => self.on_replica_ready(usize::from(ev.replica), ev.attempt),
             }
         }
         self.now = end;

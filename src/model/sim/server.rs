@@ -159,7 +159,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let ServerState::Capacity(fleet) = &mut self.server else {
             return;
         };
-        let (queued, busy, held) = fleet.recount(r);
+        let (queued, busy, held) = fleet.recount(r, self.now);
         self.rec.totals.peak_held = self.rec.totals.peak_held.max(held);
         if let Some(rec) = &mut self.per_replica {
             rec.held(r, self.now, held);

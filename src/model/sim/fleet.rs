@@ -1,0 +1,419 @@
+//! A fleet at run time: its replicas, the balancer in front of them, the
+//! fleet's gauges, and what takes replicas in and out of the rotation:
+//! outlier ejection, active health checks and the autoscaler
+//! (`model::fleet` holds their rules). A fleet without any of these keeps
+//! no health state and schedules no timers, so its runs are those of a plain
+//! balanced fleet.
+
+use super::{ServerState, Sim};
+use crate::engine::{SimDuration, SimTime};
+use crate::model::Observer;
+use crate::model::balancer::Balance;
+use crate::model::event::{Event, Kind};
+use crate::model::fleet::{CheckState, FleetOptions, OutlierState, is_5xx};
+use crate::model::server::Server;
+use crate::retry::Outcome;
+
+/// The capacity server's replicas (one unless the scenario asks for a fleet)
+/// and the balancer in front of them. The gauges count the whole fleet: each
+/// replica's last recorded queue and busy workers are kept, with their sums.
+pub(crate) struct Fleet {
+    /// The replicas: every slot the fleet may use (an autoscaler's maximum).
+    pub(super) replicas: Vec<Server>,
+    /// Who picks a replica for each attempt.
+    pub(super) balance: Balance,
+    /// A retry avoids its previous attempt's replica.
+    pub(super) retry_other: bool,
+    /// Each replica's (queued, busy) as the gauges last counted them.
+    seen: Vec<(u64, u64)>,
+    /// Their sums.
+    queued: u64,
+    busy: u64,
+    /// Ejection, health checks, autoscaling: `None` when the fleet has none.
+    pub(super) health: Option<Box<Health>>,
+}
+
+/// What decides which replicas are in the rotation.
+pub(crate) struct Health {
+    opts: FleetOptions,
+    /// Each slot is a replica in service (started and not scaled away).
+    in_service: Vec<bool>,
+    /// Each slot is starting up (asked for by the autoscaler, not yet ready),
+    /// and the generation its ready event must carry.
+    starting: Vec<bool>,
+    generation: Vec<u32>,
+    outlier: Vec<OutlierState>,
+    checks: Vec<CheckState>,
+    /// Whether each replica is open to new attempts, as last set.
+    open: Vec<bool>,
+    /// Autoscaling: each replica's busy workers and since when, the busy
+    /// area (workers x ns) since the last sync, and when it became ready.
+    busy: Vec<(u64, SimTime)>,
+    busy_area: Vec<u128>,
+    ready_at: Vec<SimTime>,
+    last_sync: SimTime,
+    /// The autoscaler's recommendations, (time, replicas), newest last.
+    history: Vec<(SimTime, u32)>,
+}
+
+/// The parts of a fleet its health acts on.
+struct Parts<'a> {
+    balance: &'a mut Balance,
+    replicas: &'a mut Vec<Server>,
+}
+
+/// The fleet's timers, as the `aux` of a [`Kind::FleetTimer`].
+const SWEEP: u32 = 0;
+const CHECK: u32 = 1;
+const SYNC: u32 = 2;
+
+impl Fleet {
+    pub(super) fn new(cfg: &crate::model::ServerConfig) -> Fleet {
+        let n = cfg.slots();
+        let start = cfg.replicas.max(1) as usize;
+        let mut balance = Balance::new(cfg.balancer, n);
+        let needs_health = cfg.fleet.outlier.is_some()
+            || cfg.fleet.health_check.is_some()
+            || cfg.fleet.autoscale.is_some();
+        let health = needs_health.then(|| {
+            let in_service: Vec<bool> = (0..n).map(|r| r < start).collect();
+            balance.set_open(&in_service);
+            Box::new(Health {
+                opts: cfg.fleet.clone(),
+                open: in_service.clone(),
+                in_service,
+                starting: vec![false; n],
+                generation: vec![0; n],
+                outlier: vec![OutlierState::default(); n],
+                checks: vec![
+                    CheckState {
+                        last_passed: true,
+                        ..CheckState::default()
+                    };
+                    n
+                ],
+                busy: vec![(0, SimTime::ZERO); n],
+                busy_area: vec![0; n],
+                ready_at: vec![SimTime::ZERO; n],
+                last_sync: SimTime::ZERO,
+                history: Vec::new(),
+            })
+        });
+        Fleet {
+            replicas: (0..n).map(|_| Server::new(cfg)).collect(),
+            balance,
+            retry_other: cfg.fleet.retry_other_replica,
+            seen: vec![(0, 0); n],
+            queued: 0,
+            busy: 0,
+            health,
+        }
+    }
+
+    /// Replica `r`'s queue and busy workers now, folded into the fleet's sums;
+    /// returns (fleet queued, fleet busy, replica `r` held).
+    pub(super) fn recount(&mut self, r: usize, now: SimTime) -> (u64, u64, u64) {
+        let s = &self.replicas[r];
+        let current = (s.queue_len() as u64, s.busy() as u64);
+        if self.replicas.len() == 1 {
+            return (current.0, current.1, current.0 + current.1);
+        }
+        if let Some(h) = &mut self.health {
+            if h.opts.autoscale.is_some() {
+                h.track_busy(r, now, current.1);
+            }
+        }
+        let was = std::mem::replace(&mut self.seen[r], current);
+        self.queued = self.queued + current.0 - was.0;
+        self.busy = self.busy + current.1 - was.1;
+        (self.queued, self.busy, current.0 + current.1)
+    }
+}
+
+impl Health {
+    fn track_busy(&mut self, r: usize, now: SimTime, busy: u64) {
+        let (was, since) = self.busy[r];
+        self.busy_area[r] += u128::from(was) * u128::from((now - since).0);
+        self.busy[r] = (busy, now);
+    }
+
+    /// Replicas in service, and of those the ones ejected.
+    fn counts(&self) -> (usize, usize) {
+        let in_service = self.in_service.iter().filter(|&&s| s).count();
+        let ejected = (0..self.in_service.len())
+            .filter(|&r| self.in_service[r] && self.outlier[r].ejected_at.is_some())
+            .count();
+        (in_service, ejected)
+    }
+
+    /// Which replicas should take new attempts: the healthy ones in service
+    /// (not ejected, passing their checks), or every one in service when
+    /// fewer than the panic threshold are healthy.
+    fn wanted_open(&self) -> Vec<bool> {
+        let healthy: Vec<bool> = (0..self.in_service.len())
+            .map(|r| {
+                self.in_service[r] && self.outlier[r].ejected_at.is_none() && !self.checks[r].unhealthy
+            })
+            .collect();
+        let (in_service, _) = self.counts();
+        let n_healthy = healthy.iter().filter(|&&h| h).count();
+        if (n_healthy as f64) < self.opts.panic_threshold * in_service as f64 - 1e-9 {
+            self.in_service.clone()
+        } else {
+            healthy
+        }
+    }
+}
+
+impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
+    /// The fleet's health state with its balancer and replicas, if it has one.
+    fn health(&mut self) -> Option<(&mut Health, Parts<'_>)> {
+        match &mut self.server {
+            ServerState::Capacity(Fleet {
+                health,
+                balance,
+                replicas,
+                ..
+            }) => Some((health.as_deref_mut()?, Parts { balance, replicas })),
+            ServerState::Occ(_) => None,
+        }
+    }
+
+    /// The fleet's first timers: ejection sweeps, health checks, scaling.
+    pub(super) fn schedule_fleet(&mut self) {
+        let Some((h, _)) = self.health() else {
+            return;
+        };
+        let timers = [
+            (SWEEP, h.opts.outlier.as_ref().map(|o| o.interval)),
+            (CHECK, h.opts.health_check.map(|c| c.interval)),
+            (SYNC, h.opts.autoscale.map(|a| a.sync)),
+        ];
+        for (which, every) in timers {
+            if let Some(every) = every {
+                self.push_timer(which, every);
+            }
+        }
+    }
+
+    fn push_timer(&mut self, which: u32, after: SimDuration) {
+        let ev = Event {
+            aux: which,
+            ..Event::new(Kind::FleetTimer, 0, 0)
+        };
+        self.queue.push(self.now + after, ev);
+    }
+
+    /// An attempt sent to replica `r` ended at the client with `outcome`:
+    /// outlier detection learns it.
+    pub(super) fn fleet_observe(&mut self, r: usize, outcome: Outcome) {
+        let Some((h, _)) = self.health() else {
+            return;
+        };
+        let Some(cfg) = h.opts.outlier.clone() else {
+            return;
+        };
+        if !h.in_service.get(r).copied().unwrap_or(false) {
+            return;
+        }
+        if cfg.observe(&mut h.outlier[r], is_5xx(outcome)) {
+            self.try_eject(r);
+        }
+    }
+
+    /// Ejects replica `r` if the maximum share allows it.
+    fn try_eject(&mut self, r: usize) -> bool {
+        let now = self.now;
+        let Some((h, _)) = self.health() else {
+            return false;
+        };
+        let Some(cfg) = h.opts.outlier.clone() else {
+            return false;
+        };
+        let (in_service, ejected) = h.counts();
+        if !cfg.may_eject(ejected, in_service) {
+            return false;
+        }
+        cfg.eject(&mut h.outlier[r], now);
+        if let Some(rec) = &mut self.per_replica {
+            rec.ejection(r, now);
+        }
+        self.refresh_open();
+        true
+    }
+
+    /// Sets the balancer's open replicas from the fleet's health, and records
+    /// the replicas whose place in the rotation changed.
+    fn refresh_open(&mut self) {
+        let now = self.now;
+        let Some((h, fleet)) = self.health() else {
+            return;
+        };
+        let open = h.wanted_open();
+        if open == h.open {
+            return;
+        }
+        fleet.balance.set_open(&open);
+        let was = std::mem::replace(&mut h.open, open.clone());
+        if let Some(rec) = &mut self.per_replica {
+            for (r, (&was, &is)) in was.iter().zip(&open).enumerate() {
+                if was != is {
+                    rec.rotation(r, now, is);
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_fleet_timer(&mut self, which: u32) {
+        let now = self.now;
+        let Some((h, fleet)) = self.health() else {
+            return;
+        };
+        match which {
+            SWEEP => {
+                let Some(cfg) = h.opts.outlier.clone() else {
+                    return;
+                };
+                for r in 0..h.in_service.len() {
+                    if h.in_service[r] {
+                        cfg.sweep_uneject(&mut h.outlier[r], now);
+                    }
+                }
+                let windows: Vec<(u32, u32)> = (0..h.in_service.len())
+                    .map(|r| {
+                        let s = &mut h.outlier[r];
+                        let w = if h.in_service[r] && s.ejected_at.is_none() {
+                            (s.answers, s.failures)
+                        } else {
+                            (0, 0)
+                        };
+                        (s.answers, s.failures) = (0, 0);
+                        w
+                    })
+                    .collect();
+                self.refresh_open();
+                for (r, out) in cfg.failure_outliers(&windows).into_iter().enumerate() {
+                    if out {
+                        self.try_eject(r);
+                    }
+                }
+                self.push_timer(SWEEP, cfg.interval);
+            }
+            CHECK => {
+                let Some(cfg) = h.opts.health_check else {
+                    return;
+                };
+                for r in 0..h.in_service.len() {
+                    if h.in_service[r] {
+                        let s = &fleet.replicas[r];
+                        let passed = s.answers() && s.expected_wait(now) <= cfg.timeout;
+                        cfg.record(&mut h.checks[r], passed);
+                    }
+                }
+                self.refresh_open();
+                self.push_timer(CHECK, cfg.interval);
+            }
+            _ => self.autoscale(),
+        }
+    }
+
+    /// One autoscaler sync: measure, recommend, stabilise, then start or
+    /// stop replicas.
+    fn autoscale(&mut self) {
+        let now = self.now;
+        let Some((h, fleet)) = self.health() else {
+            return;
+        };
+        let Some(cfg) = h.opts.autoscale else {
+            return;
+        };
+        let (mut sum, mut ready) = (0.0, 0u32);
+        for r in 0..h.in_service.len() {
+            if !h.in_service[r] {
+                continue;
+            }
+            let busy = h.busy[r].0;
+            h.track_busy(r, now, busy);
+            let from = h.last_sync.max(h.ready_at[r]);
+            let span = (now - from).0;
+            let area = std::mem::take(&mut h.busy_area[r]);
+            if span > 0 {
+                let workers = fleet.replicas[r].workers() as f64;
+                sum += (area as f64 / (span as f64 * workers)).min(1.0);
+                ready += 1;
+            }
+        }
+        let starting = h.starting.iter().filter(|&&s| s).count() as u32;
+        let current = h.in_service.iter().filter(|&&s| s).count() as u32 + starting;
+        let recommendation = cfg.recommend(sum, ready, current);
+        h.history.push((now, recommendation));
+        let keep = cfg.down_window.max(cfg.up_window);
+        h.history.retain(|&(t, _)| now - t <= keep);
+        let next = cfg.decide(&h.history, now, current);
+        h.last_sync = now;
+        let mut ready_events = Vec::new();
+        if next > current {
+            let mut more = next - current;
+            for r in 0..h.in_service.len() {
+                if more == 0 {
+                    break;
+                }
+                if !h.in_service[r] && !h.starting[r] {
+                    h.starting[r] = true;
+                    h.generation[r] = h.generation[r].wrapping_add(1);
+                    ready_events.push(Event {
+                        replica: r as u16,
+                        ..Event::new(Kind::ReplicaReady, 0, h.generation[r])
+                    });
+                    more -= 1;
+                }
+            }
+        } else if next < current {
+            // Replicas not yet ready go first, then the newest in service
+            // (Kubernetes prefers deleting pods not ready, then younger ones).
+            let mut fewer = current - next;
+            for r in (0..h.starting.len()).rev() {
+                if fewer > 0 && h.starting[r] {
+                    h.starting[r] = false;
+                    fewer -= 1;
+                }
+            }
+            for r in (0..h.in_service.len()).rev() {
+                if fewer > 0 && h.in_service[r] {
+                    // Out of the rotation; the work it holds still finishes.
+                    h.in_service[r] = false;
+                    h.outlier[r] = OutlierState::default();
+                    h.checks[r] = CheckState {
+                        last_passed: true,
+                        ..CheckState::default()
+                    };
+                    fewer -= 1;
+                }
+            }
+            self.refresh_open();
+        }
+        for ev in ready_events {
+            self.queue.push(now + cfg.startup, ev);
+        }
+        self.push_timer(SYNC, cfg.sync);
+    }
+
+    /// A replica the autoscaler started is ready (unless it was cancelled
+    /// since: `generation` tells).
+    pub(super) fn on_replica_ready(&mut self, r: usize, generation: u32) {
+        let now = self.now;
+        let Some((h, fleet)) = self.health() else {
+            return;
+        };
+        if !h.starting.get(r).copied().unwrap_or(false) || h.generation[r] != generation {
+            return;
+        }
+        h.starting[r] = false;
+        h.in_service[r] = true;
+        h.ready_at[r] = now;
+        h.busy_area[r] = 0;
+        h.busy[r].1 = now;
+        fleet.replicas[r].start_cold(now);
+        self.refresh_open();
+    }
+}
