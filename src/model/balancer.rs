@@ -56,7 +56,14 @@ pub struct Balance {
     open: Vec<u32>,
     /// Whether each replica is open.
     is_open: Vec<bool>,
+    /// No replica is open and the balancer may not fall back to all of them:
+    /// every pick finds no healthy upstream.
+    none: bool,
 }
+
+/// The replica a pick names when there is no healthy replica to send to: the
+/// proxy answers 503 itself (Envoy's "no healthy upstream").
+pub const NO_UPSTREAM: usize = u16::MAX as usize;
 
 impl Balance {
     /// A balancer of `kind` over `replicas` (at least 1).
@@ -69,13 +76,15 @@ impl Balance {
             last: n - 1,
             open: (0..n as u32).collect(),
             is_open: vec![true; n],
+            none: false,
         }
     }
 
-    /// Which replicas may take new attempts from now on. At least one must;
-    /// if none is, every replica is (a balancer never refuses to pick).
-    pub fn set_open(&mut self, open: &[bool]) {
+    /// Which replicas may take new attempts from now on. If none may, every
+    /// pick is [`NO_UPSTREAM`] when `none_fails`, else every replica is open.
+    pub fn set_open(&mut self, open: &[bool], none_fails: bool) {
         let any = open.iter().any(|&o| o);
+        self.none = !any && none_fails;
         self.is_open.clear();
         self.is_open
             .extend((0..self.outstanding.len()).map(|i| !any || open.get(i).copied() == Some(true)));
@@ -100,6 +109,9 @@ impl Balance {
         if n == 1 {
             // No choice, and nothing to count: a single server's hot path.
             return 0;
+        }
+        if self.none {
+            return NO_UPSTREAM;
         }
         // With every replica open, `open[i]` is `i`: the picks are those of
         // a fleet without health.
@@ -243,7 +255,7 @@ mod tests {
         ] {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
             let mut b = Balance::new(kind, 5);
-            b.set_open(&[true, false, true, false, true]);
+            b.set_open(&[true, false, true, false, true], true);
             for _ in 0..200 {
                 let r = b.pick(&mut rng);
                 assert!(r % 2 == 0, "{kind:?} picked closed replica {r}");
@@ -251,7 +263,7 @@ mod tests {
             }
             // Reopened: the same picks as a balancer that never closed any.
             let (mut a, mut plain) = (b.clone(), Balance::new(kind, 5));
-            a.set_open(&[true; 5]);
+            a.set_open(&[true; 5], true);
             a.last = plain.last;
             let (mut r1, mut r2) = (rng.clone(), rng.clone());
             let x: Vec<usize> = (0..50).map(|_| a.pick(&mut r1)).collect();
@@ -261,11 +273,13 @@ mod tests {
         // Round robin skips the closed ones in turn.
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let mut b = Balance::new(Balancer::RoundRobin, 4);
-        b.set_open(&[true, false, true, true]);
+        b.set_open(&[true, false, true, true], true);
         let picks: Vec<usize> = (0..6).map(|_| b.pick(&mut rng)).collect();
         assert_eq!(picks, [0, 2, 3, 0, 2, 3]);
-        // None open is every replica open.
-        b.set_open(&[false; 4]);
+        // None open is every replica open, or no upstream at all.
+        b.set_open(&[false; 4], false);
         assert!((0..4).all(|r| b.is_open(r)));
+        b.set_open(&[false; 4], true);
+        assert_eq!(b.pick(&mut rng), NO_UPSTREAM);
     }
 }

@@ -2,7 +2,9 @@
 //! replicas up, each cell shaded by the requests the replica held (queued plus
 //! in service, time-averaged), on one scale for every strategy, topped at the
 //! crash limit when there is one. A cascade reads as bright rows spreading
-//! from one replica to the next, a crashed replica as a dark gap. Large fleets
+//! from one replica to the next, a crashed replica as a dark gap, a replica
+//! out of the balancer's rotation (ejected, failing its health checks,
+//! starting or scaled away) as a grey one. Large fleets
 //! and long runs are drawn in groups of replicas and of buckets (their means),
 //! at most [`MAX_ROWS`] by [`MAX_COLUMNS`] cells.
 
@@ -23,9 +25,13 @@ pub fn applies(report: &Report) -> bool {
     report.runs.iter().any(|r| r.replicas.is_some())
 }
 
+/// The colour of a cell out of the rotation.
+const OUT: RGBColor = RGBColor(205, 205, 205);
+
 /// `series` (replica by replica, `per` buckets each) as a grid of at most
-/// [`MAX_ROWS`] x [`MAX_COLUMNS`] group means of `held`: rows, then columns.
-fn grid(series: &[ReplicaBucket], per: usize) -> Vec<Vec<f64>> {
+/// [`MAX_ROWS`] x [`MAX_COLUMNS`] group means of (`held`, `in_rotation`):
+/// rows, then columns.
+fn grid(series: &[ReplicaBucket], per: usize) -> Vec<Vec<(f64, f64)>> {
     let n = series.len() / per.max(1);
     let row_group = n.div_ceil(MAX_ROWS).max(1);
     let col_group = per.div_ceil(MAX_COLUMNS).max(1);
@@ -33,15 +39,15 @@ fn grid(series: &[ReplicaBucket], per: usize) -> Vec<Vec<f64>> {
         .map(|gr| {
             (0..per.div_ceil(col_group))
                 .map(|gc| {
-                    let mut sum = 0.0;
-                    let mut count = 0.0;
+                    let (mut held, mut rotation, mut count) = (0.0, 0.0, 0.0);
                     for r in gr * row_group..((gr + 1) * row_group).min(n) {
                         for b in gc * col_group..((gc + 1) * col_group).min(per) {
-                            sum += series[r * per + b].held;
+                            held += series[r * per + b].held;
+                            rotation += series[r * per + b].in_rotation;
                             count += 1.0;
                         }
                     }
-                    sum / f64::max(count, 1.0)
+                    (held / f64::max(count, 1.0), rotation / f64::max(count, 1.0))
                 })
                 .collect()
         })
@@ -55,7 +61,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         .iter()
         .filter_map(|r| r.replicas.as_ref().map(|s| (r, s)))
         .collect();
-    let grids: Vec<Vec<Vec<f64>>> = runs
+    let grids: Vec<Vec<Vec<(f64, f64)>>> = runs
         .iter()
         .map(|(r, s)| grid(s, r.buckets.len().max(1)))
         .collect();
@@ -63,8 +69,9 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         .iter()
         .flatten()
         .flatten()
-        .copied()
+        .map(|c| c.0)
         .fold(0.0, f64::max);
+    let any_out = grids.iter().flatten().flatten().any(|c| c.1 < 0.5);
     // One scale for all, topped at the crash limit: brighter than that is a
     // crash coming.
     let top = match report.crash_limit {
@@ -78,11 +85,16 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
     let height = 90 + panel_h * runs.len().max(1) as u32;
     let title = format!("Requests held by each of the {replicas} replicas");
     let sub = format!(
-        "{}; dark: none, bright: {} or more{}",
+        "{}; dark: none, bright: {} or more{}{}",
         timechart::subtitle(report, ""),
         compact(top),
         if report.crash_limit.is_some() {
             " (the crash limit)"
+        } else {
+            ""
+        },
+        if any_out {
+            "; grey: out of the rotation"
         } else {
             ""
         }
@@ -103,14 +115,21 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                 .caption(run.name.as_str(), (style::FONT, style::LABEL_SIZE))
                 .x_label_area_size(35)
                 .y_label_area_size(70)
-                .build_cartesian_2d(0.0..report.duration_s, 0.0..replicas as f64)
+                .build_cartesian_2d(0.0..report.duration_s, -0.5..replicas as f64 - 0.5)
                 .map_err(draw_err)?;
             chart
                 .configure_mesh()
                 .disable_mesh()
                 .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_labels(replicas.min(8) + 1)
-                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_labels(replicas.min(8))
+                .y_label_formatter(&|v| {
+                    // Whole numbers at the rows' middles; nothing between.
+                    if (v - v.round()).abs() < 1e-6 {
+                        format!("{v:.0}")
+                    } else {
+                        String::new()
+                    }
+                })
                 .x_desc("simulated time (s)")
                 .y_desc("replica")
                 .label_style((style::FONT, style::TICK_SIZE - 2))
@@ -123,9 +142,14 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             );
             chart
                 .draw_series(g.iter().enumerate().flat_map(|(i, row)| {
-                    row.iter().enumerate().map(move |(j, &v)| {
-                        let (x, y) = (j as f64 * cw, i as f64 * rh);
-                        Rectangle::new([(x, y), (x + cw, y + rh)], style::viridis(v / top).filled())
+                    row.iter().enumerate().map(move |(j, &(held, rotation))| {
+                        let (x, y) = (j as f64 * cw, i as f64 * rh - 0.5);
+                        let colour = if rotation < 0.5 {
+                            OUT.filled()
+                        } else {
+                            style::viridis(held / top).filled()
+                        };
+                        Rectangle::new([(x, y), (x + cw, y + rh)], colour)
                     })
                 }))
                 .map_err(draw_err)?;
@@ -133,7 +157,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                 for t in [start.as_secs_f64(), end.as_secs_f64()] {
                     chart
                         .draw_series(std::iter::once(PathElement::new(
-                            vec![(t, 0.0), (t, replicas as f64)],
+                            vec![(t, -0.5), (t, replicas as f64 - 0.5)],
                             WHITE.stroke_width(1),
                         )))
                         .map_err(draw_err)?;
@@ -187,16 +211,20 @@ mod tests {
     fn large_fleets_are_drawn_in_groups_of_their_means() {
         let cell = |held| ReplicaBucket {
             held,
+            in_rotation: 1.0,
             ..ReplicaBucket::default()
         };
         // 3 replicas of 2 buckets: one cell each.
         let small: Vec<_> = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0].map(cell).to_vec();
-        assert_eq!(grid(&small, 2), [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
+        let held = |g: Vec<Vec<(f64, f64)>>| -> Vec<Vec<f64>> {
+            g.into_iter().map(|r| r.into_iter().map(|c| c.0).collect()).collect()
+        };
+        assert_eq!(held(grid(&small, 2)), [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
         // 250 replicas of 600 buckets: groups of 3 replicas, 2 buckets.
         let big: Vec<_> = (0..250 * 600).map(|i| cell((i / 600) as f64)).collect();
         let g = grid(&big, 600);
         assert_eq!((g.len(), g[0].len()), (84, 300));
-        assert_eq!(g[0][0], 1.0); // replicas 0, 1, 2
-        assert_eq!(g[83][0], 249.0); // replica 249 alone
+        assert_eq!(g[0][0], (1.0, 1.0)); // replicas 0, 1, 2
+        assert_eq!(g[83][0], (249.0, 1.0)); // replica 249 alone
     }
 }

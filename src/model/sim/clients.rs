@@ -7,6 +7,7 @@ use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::recorder::Gauge;
 use crate::model::client::Phase;
+use crate::model::balancer::NO_UPSTREAM;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::{Load, Observer};
 use crate::retry::breaker::Verdict;
@@ -88,7 +89,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             ServerState::Capacity(fleet) => {
                 let mut r = fleet.balance.pick(&mut self.rng.balance);
                 let previous = usize::from(self.slots.get(slot).replica);
-                if fleet.retry_other && retries > 0 && r == previous {
+                if fleet.retry_other && retries > 0 && r == previous && r != NO_UPSTREAM {
                     r = fleet.balance.repick(r, &mut self.rng.balance);
                 }
                 let r = r as u16;

@@ -77,7 +77,7 @@ impl Fleet {
             || cfg.fleet.autoscale.is_some();
         let health = needs_health.then(|| {
             let in_service: Vec<bool> = (0..n).map(|r| r < start).collect();
-            balance.set_open(&in_service);
+            balance.set_open(&in_service, false);
             Box::new(Health {
                 opts: cfg.fleet.clone(),
                 open: in_service.clone(),
@@ -253,7 +253,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if open == h.open {
             return;
         }
-        fleet.balance.set_open(&open);
+        // With the panic threshold at 0 nothing overrides health: with every
+        // replica out the proxy has no healthy upstream.
+        let none_fails = h.opts.panic_threshold <= 0.0;
+        fleet.balance.set_open(&open, none_fails);
         let was = std::mem::replace(&mut h.open, open.clone());
         if let Some(rec) = &mut self.per_replica {
             for (r, (&was, &is)) in was.iter().zip(&open).enumerate() {

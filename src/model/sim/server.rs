@@ -26,6 +26,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             arrived: self.now,
         };
         let r = usize::from(ev.replica);
+        if r == crate::model::balancer::NO_UPSTREAM {
+            // The proxy found no healthy replica: it answers 503 itself.
+            self.respond(job, Outcome::Status503, None);
+            return;
+        }
         let server = match &mut self.server {
             ServerState::Capacity(fleet) => &mut fleet.replicas[r],
             ServerState::Occ(record) => {
