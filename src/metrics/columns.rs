@@ -358,7 +358,12 @@ pub const REPLICAS: [Column; 9] = [
         Decimals(2),
         "share of the bucket the balancer could send it new attempts: 1 in service and healthy, 0 ejected, failing its health checks, starting or scaled away",
     ),
-    col("ejections", "ejections", AsIs, "times outlier detection ejected it in the bucket"),
+    col(
+        "ejections",
+        "ejections",
+        AsIs,
+        "times outlier detection ejected it in the bucket",
+    ),
 ];
 
 /// The column of `summary.csv` named `name`.

@@ -146,7 +146,8 @@ impl ReplicaRecorder {
             self.areas(which).area[replica] += u128::from(count) * u128::from((end - t).0);
             if end.0 % width == 0 && b < per {
                 // The bucket is over: its average is known.
-                let avg = std::mem::take(&mut self.areas(which).area[replica]) as f64 / width as f64;
+                let avg =
+                    std::mem::take(&mut self.areas(which).area[replica]) as f64 / width as f64;
                 self.write(which, replica * per + b, avg);
             }
             t = end;

@@ -86,8 +86,9 @@ impl Balance {
         let any = open.iter().any(|&o| o);
         self.none = !any && none_fails;
         self.is_open.clear();
-        self.is_open
-            .extend((0..self.outstanding.len()).map(|i| !any || open.get(i).copied() == Some(true)));
+        self.is_open.extend(
+            (0..self.outstanding.len()).map(|i| !any || open.get(i).copied() == Some(true)),
+        );
         self.open.clear();
         self.open.extend(
             self.is_open

@@ -174,7 +174,8 @@ impl OutlierConfig {
         } else {
             s.consecutive = 0;
         }
-        self.consecutive_5xx.is_some_and(|k| failed && s.consecutive >= k)
+        self.consecutive_5xx
+            .is_some_and(|k| failed && s.consecutive >= k)
     }
 
     /// Ejects the replica at `now`: the multiplier grows while its ejection
@@ -362,7 +363,10 @@ impl AutoscaleConfig {
         let mut next = desired;
         if desired < current {
             // Scale down only to the highest recommendation of the window.
-            next = within(self.down_window).max().unwrap_or(desired).min(current);
+            next = within(self.down_window)
+                .max()
+                .unwrap_or(desired)
+                .min(current);
         } else if desired > current {
             next = within(self.up_window).min().unwrap_or(desired).max(current);
             // Default scale-up policies: at most double, or four more, a period.
@@ -384,9 +388,10 @@ mod tests {
     fn ejection_time_grows_with_each_ejection_up_to_the_cap() {
         let c = OutlierConfig::default();
         let secs = |m| c.ejection_time(m).as_secs_f64();
-        assert_eq!([secs(1), secs(2), secs(3), secs(10), secs(11)], [
-            30.0, 60.0, 90.0, 300.0, 300.0
-        ]);
+        assert_eq!(
+            [secs(1), secs(2), secs(3), secs(10), secs(11)],
+            [30.0, 60.0, 90.0, 300.0, 300.0]
+        );
         // A cap below the base is the base (Envoy: max(base, max_ejection_time)).
         let low = OutlierConfig {
             max_ejection_time: SimDuration::from_secs(5),

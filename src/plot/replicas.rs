@@ -217,7 +217,9 @@ mod tests {
         // 3 replicas of 2 buckets: one cell each.
         let small: Vec<_> = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0].map(cell).to_vec();
         let held = |g: Vec<Vec<(f64, f64)>>| -> Vec<Vec<f64>> {
-            g.into_iter().map(|r| r.into_iter().map(|c| c.0).collect()).collect()
+            g.into_iter()
+                .map(|r| r.into_iter().map(|c| c.0).collect())
+                .collect()
         };
         assert_eq!(held(grid(&small, 2)), [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
         // 250 replicas of 600 buckets: groups of 3 replicas, 2 buckets.

@@ -391,7 +391,10 @@ impl<'a> Checker<'a> {
                 ("balancer", s.balancer.is_some()),
                 ("zones", s.zones.is_some()),
                 ("retry_other_replica", s.retry_other_replica.is_some()),
-                ("healthy_panic_threshold", s.healthy_panic_threshold.is_some()),
+                (
+                    "healthy_panic_threshold",
+                    s.healthy_panic_threshold.is_some(),
+                ),
                 ("outlier", s.outlier.is_some()),
                 ("health_check", s.health_check.is_some()),
                 ("autoscale", s.autoscale.is_some()),
@@ -482,7 +485,13 @@ impl<'a> Checker<'a> {
 
     /// A fleet's zones, retries to another replica, ejection, health checks
     /// and autoscaling.
-    fn fleet(&self, s: &ServerFile, replicas: u32, workers: u32, key: &KeyPath) -> Checked<FleetOptions> {
+    fn fleet(
+        &self,
+        s: &ServerFile,
+        replicas: u32,
+        workers: u32,
+        key: &KeyPath,
+    ) -> Checked<FleetOptions> {
         let mut f = FleetOptions::default();
         if let Some(a) = &s.autoscale {
             f.autoscale = Some(self.autoscale(a, replicas, workers, &key.join("autoscale"))?);
@@ -509,7 +518,9 @@ impl<'a> Checker<'a> {
                 )
             })?;
             for (i, z) in zones.iter().enumerate() {
-                self.ensure(!z.trim().is_empty(), &k.at(i), || "a zone needs a name".into())?;
+                self.ensure(!z.trim().is_empty(), &k.at(i), || {
+                    "a zone needs a name".into()
+                })?;
                 self.ensure(!zones[..i].contains(z), &k.at(i), || {
                     format!("zone {z:?} is listed twice")
                 })?;
@@ -517,9 +528,11 @@ impl<'a> Checker<'a> {
             f.zones = zones.clone();
         }
         if let Some(other) = s.retry_other_replica {
-            self.ensure(!other || slots > 1, &key.join("retry_other_replica"), || {
-                needs_fleet("retry_other_replica")
-            })?;
+            self.ensure(
+                !other || slots > 1,
+                &key.join("retry_other_replica"),
+                || needs_fleet("retry_other_replica"),
+            )?;
             f.retry_other_replica = other;
         }
         if let Some(p) = s.healthy_panic_threshold {
@@ -571,7 +584,9 @@ impl<'a> Checker<'a> {
         key: &KeyPath,
     ) -> Checked<SimDuration> {
         let d = v.map_or(default, |v| v.0);
-        self.ensure(d.0 > 0, key, || "must be a positive duration, e.g. \"10s\"".into())?;
+        self.ensure(d.0 > 0, key, || {
+            "must be a positive duration, e.g. \"10s\"".into()
+        })?;
         Ok(d)
     }
 
@@ -591,14 +606,24 @@ impl<'a> Checker<'a> {
         };
         let failure_percentage = match o.failure_percentage_threshold {
             Some(t) => Some(FailurePercentage {
-                threshold: self.percent(t, &key.join("failure_percentage_threshold"), "failure_percentage_threshold")? / 100.0,
+                threshold: self.percent(
+                    t,
+                    &key.join("failure_percentage_threshold"),
+                    "failure_percentage_threshold",
+                )? / 100.0,
                 minimum_hosts: o.failure_percentage_minimum_hosts.unwrap_or(5),
                 request_volume: o.failure_percentage_request_volume.unwrap_or(50),
             }),
             None => {
                 for (field, set) in [
-                    ("failure_percentage_minimum_hosts", o.failure_percentage_minimum_hosts.is_some()),
-                    ("failure_percentage_request_volume", o.failure_percentage_request_volume.is_some()),
+                    (
+                        "failure_percentage_minimum_hosts",
+                        o.failure_percentage_minimum_hosts.is_some(),
+                    ),
+                    (
+                        "failure_percentage_request_volume",
+                        o.failure_percentage_request_volume.is_some(),
+                    ),
                 ] {
                     if set {
                         return self.err(&key.join(field), format!("`{field}` needs failure_percentage_threshold, the failure percentage that ejects (Envoy's default is 85)"));
@@ -613,10 +638,21 @@ impl<'a> Checker<'a> {
         let c = OutlierConfig {
             consecutive_5xx: consecutive,
             interval: self.positive(o.interval, d.interval, &key.join("interval"))?,
-            base_ejection_time: self.positive(o.base_ejection_time, d.base_ejection_time, &key.join("base_ejection_time"))?,
-            max_ejection_time: self.positive(o.max_ejection_time, d.max_ejection_time, &key.join("max_ejection_time"))?,
+            base_ejection_time: self.positive(
+                o.base_ejection_time,
+                d.base_ejection_time,
+                &key.join("base_ejection_time"),
+            )?,
+            max_ejection_time: self.positive(
+                o.max_ejection_time,
+                d.max_ejection_time,
+                &key.join("max_ejection_time"),
+            )?,
             max_ejection_share: match o.max_ejection_percent {
-                Some(p) => self.percent(p, &key.join("max_ejection_percent"), "max_ejection_percent")? / 100.0,
+                Some(p) => {
+                    self.percent(p, &key.join("max_ejection_percent"), "max_ejection_percent")?
+                        / 100.0
+                }
                 None => d.max_ejection_share,
             },
             failure_percentage,
@@ -624,9 +660,18 @@ impl<'a> Checker<'a> {
         Ok(c)
     }
 
-    fn autoscale(&self, a: &AutoscaleFile, replicas: u32, workers: u32, key: &KeyPath) -> Checked<AutoscaleConfig> {
+    fn autoscale(
+        &self,
+        a: &AutoscaleFile,
+        replicas: u32,
+        workers: u32,
+        key: &KeyPath,
+    ) -> Checked<AutoscaleConfig> {
         let Some(max) = a.max_replicas else {
-            return self.err(key, "an autoscaler needs max_replicas, the most replicas it may run");
+            return self.err(
+                key,
+                "an autoscaler needs max_replicas, the most replicas it may run",
+            );
         };
         let Some(target) = a.average_utilization else {
             return self.err(key, "an autoscaler needs average_utilization, the percentage of busy workers it aims at, e.g. 60");
@@ -635,10 +680,14 @@ impl<'a> Checker<'a> {
             return self.err(key, "an autoscaler needs startup, the time from its decision to a replica in service (scheduling, image pull, start, readiness), e.g. \"45s\"");
         };
         let min = a.min_replicas.unwrap_or(1);
-        self.ensure(min >= 1, &key.join("min_replicas"), || "min_replicas must be at least 1".into())?;
-        self.ensure((1..=MAX_REPLICAS).contains(&max), &key.join("max_replicas"), || {
-            format!("max_replicas must be from 1 to {MAX_REPLICAS}, got {max}")
+        self.ensure(min >= 1, &key.join("min_replicas"), || {
+            "min_replicas must be at least 1".into()
         })?;
+        self.ensure(
+            (1..=MAX_REPLICAS).contains(&max),
+            &key.join("max_replicas"),
+            || format!("max_replicas must be from 1 to {MAX_REPLICAS}, got {max}"),
+        )?;
         self.ensure(min <= replicas && replicas <= max, &key.join("max_replicas"), || {
             format!("the server starts with replicas = {replicas}, which must be from min_replicas ({min}) to max_replicas ({max})")
         })?;
@@ -647,19 +696,33 @@ impl<'a> Checker<'a> {
             &key.join("max_replicas"),
             || format!("{max} replicas of {workers} workers are over the {MAX_WORKERS} workers a run may hold"),
         )?;
-        let target = self.percent(target, &key.join("average_utilization"), "average_utilization")?;
-        self.ensure(target > 0.0, &key.join("average_utilization"), || "average_utilization must be above 0".into())?;
-        let tolerance = a.tolerance.unwrap_or(0.1);
-        self.ensure(tolerance.is_finite() && (0.0..1.0).contains(&tolerance), &key.join("tolerance"), || {
-            format!("tolerance must be in [0, 1), got {tolerance}")
+        let target = self.percent(
+            target,
+            &key.join("average_utilization"),
+            "average_utilization",
+        )?;
+        self.ensure(target > 0.0, &key.join("average_utilization"), || {
+            "average_utilization must be above 0".into()
         })?;
+        let tolerance = a.tolerance.unwrap_or(0.1);
+        self.ensure(
+            tolerance.is_finite() && (0.0..1.0).contains(&tolerance),
+            &key.join("tolerance"),
+            || format!("tolerance must be in [0, 1), got {tolerance}"),
+        )?;
         Ok(AutoscaleConfig {
             min,
             max,
             target: target / 100.0,
-            sync: self.positive(a.sync_period, SimDuration::from_secs(15), &key.join("sync_period"))?,
+            sync: self.positive(
+                a.sync_period,
+                SimDuration::from_secs(15),
+                &key.join("sync_period"),
+            )?,
             tolerance,
-            down_window: a.scale_down_stabilization.map_or(SimDuration::from_secs(300), |d| d.0),
+            down_window: a
+                .scale_down_stabilization
+                .map_or(SimDuration::from_secs(300), |d| d.0),
             up_window: a.scale_up_stabilization.map_or(SimDuration::ZERO, |d| d.0),
             startup: startup.0,
         })

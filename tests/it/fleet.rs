@@ -89,7 +89,9 @@ fn replicas_add_up_to_the_fleet_on_any_thread_count() {
             "arrivals_per_s",
             "served_per_s",
             "held",
-            "crashes"
+            "crashes",
+            "in_rotation",
+            "ejections"
         ]
     );
     let summary = csv(&one.join("summary.csv"));
@@ -213,5 +215,359 @@ fn an_outage_can_hit_one_replica() {
         err.contains("outage[0].replicas")
             && err.contains("replica 7 is out of range: the server has 4 replicas, indices 0 to 3"),
         "{err}"
+    );
+}
+
+/// A fleet behind round robin at a steady open load, every replica with the
+/// health settings in `server_extra`, and the outages in `outages`.
+fn health_world(replicas: u32, server_extra: &str, outages: &str, duration: &str) -> String {
+    format!(
+        r#"
+name = "health"
+seed = 5
+duration = "{duration}"
+[clients]
+model = "open"
+rate = 400.0
+[network]
+latency = {{ dist = "constant", value = "1ms" }}
+[server]
+workers = 4
+queue = 100
+service = {{ dist = "exponential", mean = "5ms" }}
+replicas = {replicas}
+balancer = "round-robin"
+{server_extra}
+{outages}
+[metrics]
+baseline = "1s"
+bucket = "100ms"
+[[strategy]]
+name = "once"
+backoff = "none"
+max_retries = 0
+timeout = "1s"
+"#
+    )
+}
+
+/// Runs `text` and returns replicas.csv's rows: (replica, t, arrivals/s,
+/// in_rotation, ejections).
+fn replica_rows(text: &str) -> Vec<(usize, f64, f64, f64, u32)> {
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("health.toml");
+    fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    sim()
+        .arg("run")
+        .arg(&file)
+        .args(["-q", "--no-plots", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    csv(&out.join("replicas.csv"))
+        .into_iter()
+        .skip(1)
+        .map(|r| {
+            (
+                r[1].parse().unwrap(),
+                r[2].parse().unwrap(),
+                r[3].parse().unwrap(),
+                r[7].parse().unwrap(),
+                r[8].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The buckets (start times) in which `replica` was out of the rotation for
+/// the whole bucket, as [from, to) runs.
+fn out_of_rotation(rows: &[(usize, f64, f64, f64, u32)], replica: usize) -> Vec<(f64, f64)> {
+    let mut runs: Vec<(f64, f64)> = Vec::new();
+    for &(_, t, _, rot, _) in rows.iter().filter(|r| r.0 == replica) {
+        if rot == 0.0 {
+            match runs.last_mut() {
+                Some(last) if (last.1 - t).abs() < 1e-6 => last.1 = t + 0.1,
+                _ => runs.push((t, t + 0.1)),
+            }
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| ((a * 10.0).round() / 10.0, (b * 10.0).round() / 10.0))
+        .collect()
+}
+
+/// Envoy's rules worked by hand. Replica 0 answers every attempt with a 503
+/// from 5 s on; it gets every fourth attempt (round robin, 400/s), so its
+/// fifth 503 in a row comes within the bucket at 5.0 s and ejects it. The
+/// sweeps run every 10 s: the first at least 30 s after the ejection is at
+/// 40 s, where it comes back; five more 503s eject it again at once, now for
+/// 2 x 30 s, to the sweep at 110 s, after the run. While it is out it gets no
+/// attempt; the other replicas never leave.
+#[test]
+fn ejection_follows_envoys_rules_by_hand() {
+    let text = health_world(
+        4,
+        "outlier = {}",
+        "[[outage]]\nkind = \"errors\"\np = 1.0\nreplicas = [0]\nstart = \"5s\"\nend = \"80s\"",
+        "80s",
+    );
+    let rows = replica_rows(&text);
+    assert_eq!(out_of_rotation(&rows, 0), [(5.1, 40.0), (40.1, 80.0)]);
+    let ejections: Vec<(f64, u32)> = rows
+        .iter()
+        .filter(|r| r.0 == 0 && r.4 > 0)
+        .map(|r| (r.1, r.4))
+        .collect();
+    assert_eq!(ejections, [(5.0, 1), (40.0, 1)]);
+    for r in 1..4 {
+        assert!(out_of_rotation(&rows, r).is_empty(), "replica {r} stays in");
+    }
+    let arrivals: f64 = rows
+        .iter()
+        .filter(|r| r.0 == 0 && (5.1..40.0).contains(&r.1))
+        .map(|r| r.2)
+        .sum();
+    assert_eq!(arrivals, 0.0, "an ejected replica gets no attempt");
+}
+
+/// At most `max_ejection_percent` of the replicas are out, but always one:
+/// three of ten failing, the default 10% ejects one and leaves two failing
+/// in the rotation; 100% ejects all three.
+#[test]
+fn the_maximum_share_bounds_the_ejections() {
+    let outage = "[[outage]]\nkind = \"errors\"\np = 1.0\nreplicas = [0, 1, 2]\nstart = \"2s\"\nend = \"20s\"";
+    let ejected = |extra: &str| -> Vec<usize> {
+        let rows = replica_rows(&health_world(10, extra, outage, "20s"));
+        (0..10)
+            .filter(|&r| !out_of_rotation(&rows, r).is_empty())
+            .collect()
+    };
+    assert_eq!(ejected("outlier = {}").len(), 1);
+    assert_eq!(
+        ejected("outlier = { max_ejection_percent = 100 }"),
+        [0, 1, 2]
+    );
+}
+
+/// Every replica failing, nothing stops the ejections with the panic
+/// threshold at 0: the proxy has no healthy upstream and answers 503 itself,
+/// so no attempt reaches a replica until the first sweep 30 s on. With
+/// Envoy's default threshold (50%) the proxy uses them all again.
+#[test]
+fn with_every_replica_out_the_panic_threshold_decides() {
+    let outage = "[[outage]]\nkind = \"errors\"\np = 1.0\nstart = \"2s\"\nend = \"30s\"";
+    let no_panic = replica_rows(&health_world(
+        4,
+        "healthy_panic_threshold = 0\noutlier = { max_ejection_percent = 100 }",
+        outage,
+        "30s",
+    ));
+    for r in 0..4 {
+        assert_eq!(out_of_rotation(&no_panic, r), [(2.1, 30.0)], "replica {r}");
+    }
+    let reached: f64 = no_panic
+        .iter()
+        .filter(|r| (2.1..30.0).contains(&r.1))
+        .map(|r| r.2)
+        .sum();
+    assert_eq!(reached, 0.0);
+    let panic = replica_rows(&health_world(
+        4,
+        "outlier = { max_ejection_percent = 100 }",
+        outage,
+        "30s",
+    ));
+    let reached: f64 = panic
+        .iter()
+        .filter(|r| (3.0..30.0).contains(&r.1))
+        .map(|r| r.2)
+        .sum();
+    assert!(reached > 0.0, "in panic the proxy uses every replica");
+}
+
+/// Active health checks every 10 s: a replica that stops answering at 5 s
+/// fails the checks at 10, 20 and 30 s and leaves the rotation at the third,
+/// at 30.0 s exactly
+/// (Kubernetes' failure threshold, 3); it answers again from 45 s, passes at
+/// 50 s and is back (success threshold 1).
+#[test]
+fn health_checks_take_a_dead_replica_out_and_back() {
+    let rows = replica_rows(&health_world(
+        3,
+        "health_check = {}",
+        "[[outage]]\nkind = \"blackhole\"\nreplicas = [1]\nstart = \"5s\"\nend = \"45s\"",
+        "60s",
+    ));
+    assert_eq!(out_of_rotation(&rows, 1), [(30.0, 50.0)]);
+    assert!(out_of_rotation(&rows, 0).is_empty());
+}
+
+/// An outage aimed at a zone hits its replicas only: with zones a, b, c
+/// replica i is in zone i mod 3, so zone b is replicas 1 and 4.
+#[test]
+fn a_zone_outage_hits_the_zones_replicas() {
+    let text = health_world(
+        6,
+        "zones = [\"a\", \"b\", \"c\"]",
+        "[[outage]]\nkind = \"reset\"\nzone = \"b\"\nstart = \"5s\"\nend = \"10s\"",
+        "12s",
+    );
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("zone.toml");
+    fs::write(&file, &text).unwrap();
+    let out = dir.path().join("out");
+    sim()
+        .arg("run")
+        .arg(&file)
+        .args(["-q", "--no-plots", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = csv(&out.join("replicas.csv"));
+    let served = |replica: usize| -> f64 {
+        rows.iter()
+            .skip(1)
+            .filter(|r| r[1] == replica.to_string())
+            .filter(|r| (5.1..10.0).contains(&r[2].parse::<f64>().unwrap()))
+            .map(|r| r[4].parse::<f64>().unwrap())
+            .sum()
+    };
+    for r in 0..6 {
+        if r % 3 == 1 {
+            assert_eq!(served(r), 0.0, "replica {r} is in zone b");
+        } else {
+            assert!(served(r) > 0.0, "replica {r} is not");
+        }
+    }
+    // A zone the server does not have, and more zones than replicas, are
+    // errors at their keys.
+    let bad = dir.path().join("bad.toml");
+    fs::write(&bad, text.replace("zone = \"b\"", "zone = \"d\"")).unwrap();
+    let a = sim().arg("validate").arg(&bad).assert().code(2);
+    let err = crate::common::stderr(&a);
+    assert!(
+        err.contains("outage[0].zone") && err.contains("no replica is in zone \"d\""),
+        "{err}"
+    );
+    fs::write(&bad, text.replace("replicas = 6", "replicas = 2")).unwrap();
+    let a = sim().arg("validate").arg(&bad).assert().code(2);
+    let err = crate::common::stderr(&a);
+    assert!(
+        err.contains("server.zones") && err.contains("3 zones for 2 replicas"),
+        "{err}"
+    );
+}
+
+/// A retry told to avoid its previous replica: with two replicas, one of
+/// them refusing everything, a retry that would land on it again picks once
+/// more and reaches the other, so every request succeeds on its first retry
+/// at the latest.
+#[test]
+fn a_retry_can_go_to_another_replica() {
+    let text = |other: bool| {
+        health_world(
+            2,
+            &format!("balancer = \"random\"\nretry_other_replica = {other}"),
+            "[[outage]]\nkind = \"reset\"\nreplicas = [0]\nstart = \"2s\"\nend = \"20s\"",
+            "20s",
+        )
+        .replace("balancer = \"round-robin\"\n", "")
+        .replace("max_retries = 0", "max_retries = 1")
+        .replace(
+            "backoff = \"none\"",
+            "backoff = \"constant\"\nbase = \"10ms\"",
+        )
+    };
+    let failed = |other: bool| -> u64 {
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = dir.path().join("other.toml");
+        fs::write(&file, text(other)).unwrap();
+        let out = dir.path().join("out");
+        sim()
+            .arg("run")
+            .arg(&file)
+            .args(["-q", "--no-plots", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        let summary = csv(&out.join("summary.csv"));
+        let col = summary[0].iter().position(|c| c == "failed").unwrap();
+        summary[1][col].parse().unwrap()
+    };
+    // Random picks over two replicas, 400 requests/s for the 18 s replica 0
+    // refuses: 7200 requests. Without the predicate a request fails when its
+    // attempt and its one retry both draw replica 0: a quarter, 1800
+    // (binomial sd 37). With it, a retry that drew replica 0 again draws once
+    // more, and fails only if that draw is replica 0 too: an eighth, 900
+    // (sd 28). Bounds at about 8 sd.
+    let plain = failed(false);
+    assert!((1500..2100).contains(&plain), "{plain}");
+    let other = failed(true);
+    assert!((680..1120).contains(&other), "{other}");
+}
+
+/// Replicas in the rotation at each listed time, from replicas.csv.
+fn in_rotation_at(rows: &[(usize, f64, f64, f64, u32)], times: &[f64]) -> Vec<f64> {
+    times
+        .iter()
+        .map(|&t| {
+            rows.iter()
+                .filter(|r| (r.1 - t).abs() < 1e-6)
+                .map(|r| r.3)
+                .sum()
+        })
+        .collect()
+}
+
+/// Kubernetes' HPA by hand. Two replicas of 200/s each take 600/s: both at
+/// 100%, so the sync at 15 s wants ceil(2 x 1.0 / 0.4) = 5 and starts three,
+/// ready 20 s later, at 35 s. The sync at 30 s counts those three at 0%:
+/// 2 / (5 x 0.4) = 1.0, no scale-up. At 45 s five replicas run at 60%
+/// (more for the two that drained a backlog), which wants 8 or more: the
+/// maximum, 6, starts one more, ready at 65 s. Then six at 50% want 7.5,
+/// held at the maximum.
+#[test]
+fn the_autoscaler_follows_the_hpa_by_hand() {
+    let text = health_world(2, "", "", "100s")
+        .replace("rate = 400.0", "rate = 600.0")
+        .replace("workers = 4", "workers = 8")
+        .replace("queue = 100", "queue = 40")
+        .replace("mean = \"5ms\"", "mean = \"40ms\"")
+        .replace(
+            "balancer = \"round-robin\"",
+            "balancer = \"round-robin\"\nautoscale = { min_replicas = 2, max_replicas = 6, \
+             average_utilization = 40, startup = \"20s\" }",
+        );
+    let rows = replica_rows(&text);
+    assert_eq!(
+        in_rotation_at(&rows, &[0.0, 34.9, 35.0, 64.9, 65.0, 99.9]),
+        [2.0, 2.0, 5.0, 5.0, 6.0, 6.0]
+    );
+}
+
+/// The scale-down stabilisation window (300 s by default) holds the highest
+/// recommendation. Two replicas at 62.5% (250/s) are within the 10%
+/// tolerance of a 60% target; a spike to 600/s until 16 s makes the sync at
+/// 15 s want ceil(1.95 / 0.6) = 4, ready at 35 s. From 45 s the four run at
+/// 31% and want ceil(1.25 / 0.6) = 3, but the window keeps the 4 of 15 s and
+/// 30 s until 330 s has passed: the sync at 345 s scales down to 3.
+#[test]
+fn scale_down_waits_out_the_stabilisation_window() {
+    let text = health_world(2, "", "", "360s")
+        .replace("rate = 400.0", "rate = 250.0")
+        .replace("workers = 4", "workers = 8")
+        .replace("queue = 100", "queue = 40")
+        .replace("mean = \"5ms\"", "mean = \"40ms\"")
+        .replace(
+            "balancer = \"round-robin\"",
+            "balancer = \"round-robin\"\nautoscale = { min_replicas = 2, max_replicas = 6, \
+             average_utilization = 60, startup = \"20s\" }\n\
+             [[outage]]\nkind = \"spike\"\nrate = 350.0\nstart = \"1s\"\nend = \"16s\"",
+        );
+    let rows = replica_rows(&text);
+    assert_eq!(
+        in_rotation_at(&rows, &[34.9, 35.0, 344.9, 345.0, 359.9]),
+        [2.0, 4.0, 4.0, 3.0, 3.0]
     );
 }

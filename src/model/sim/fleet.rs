@@ -152,7 +152,9 @@ impl Health {
     fn wanted_open(&self) -> Vec<bool> {
         let healthy: Vec<bool> = (0..self.in_service.len())
             .map(|r| {
-                self.in_service[r] && self.outlier[r].ejected_at.is_none() && !self.checks[r].unhealthy
+                self.in_service[r]
+                    && self.outlier[r].ejected_at.is_none()
+                    && !self.checks[r].unhealthy
             })
             .collect();
         let (in_service, _) = self.counts();
