@@ -78,12 +78,17 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         Some(limit) => f64::from(limit).max(1.0),
         None => peak.max(1.0),
     };
-    let replicas = runs
-        .first()
-        .map_or(1, |(r, s)| s.len() / r.buckets.len().max(1));
+    // Each strategy may bring a fleet of its own size.
+    let counts: Vec<usize> = runs
+        .iter()
+        .map(|(r, s)| s.len() / r.buckets.len().max(1))
+        .collect();
     let panel_h = 220u32;
     let height = 90 + panel_h * runs.len().max(1) as u32;
-    let title = format!("Requests held by each of the {replicas} replicas");
+    let title = match (counts.iter().min(), counts.iter().max()) {
+        (Some(lo), Some(hi)) if lo == hi => format!("Requests held by each of the {lo} replicas"),
+        _ => "Requests held by each replica".to_string(),
+    };
     let sub = format!(
         "{}; dark: none, bright: {} or more{}{}",
         timechart::subtitle(report, ""),
@@ -103,16 +108,24 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         let body = timechart::title(root, &title, &sub)?;
         let (maps, key) = body.split_horizontally(style::WIDTH - 90);
         scale_key(&key, top)?;
-        for (((run, _), g), area) in runs
+        for ((((run, _), g), area), &replicas) in runs
             .iter()
             .zip(&grids)
             .zip(maps.split_evenly((runs.len().max(1), 1)).iter())
+            .zip(&counts)
         {
             let rows = g.len().max(1);
             let cols = g.first().map_or(1, Vec::len).max(1);
             let mut chart = ChartBuilder::on(area)
                 .margin(8)
-                .caption(run.name.as_str(), (style::FONT, style::LABEL_SIZE))
+                .caption(
+                    if counts.iter().all(|&c| c == replicas) {
+                        run.name.clone()
+                    } else {
+                        format!("{}: {replicas} replicas", run.name)
+                    },
+                    (style::FONT, style::LABEL_SIZE),
+                )
                 .x_label_area_size(35)
                 .y_label_area_size(70)
                 .build_cartesian_2d(0.0..report.duration_s, -0.5..replicas as f64 - 0.5)
