@@ -121,6 +121,10 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
                 .caption(
                     if counts.iter().all(|&c| c == replicas) {
                         run.name.clone()
+                    } else if g.iter().any(|row| row.first().is_some_and(|c| c.1 < 0.5)) {
+                        // Some replicas were not in service at the start: an
+                        // autoscaler's room to grow.
+                        format!("{}: up to {replicas} replicas", run.name)
                     } else {
                         format!("{}: {replicas} replicas", run.name)
                     },
