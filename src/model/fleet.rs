@@ -524,8 +524,9 @@ mod tests {
         }
     }
 
-    /// Kubernetes' documented example: 4 replicas at 100% with a 50% target
-    /// want 8 (desired = ceil(current * current / target)).
+    /// Kubernetes' documented rule, desired = ceil(current * metric / target):
+    /// its example doubles the replicas at twice the target and halves them at
+    /// half of it; 4 replicas at 100% against 50% want 8.
     #[test]
     fn recommendations_follow_the_hpa_formula() {
         let c = hpa();
