@@ -461,7 +461,114 @@ window.RetryStorm = (function () {
     }));
   }
 
+  // ---------------------------------------------------------------- a fleet
+  // One map per strategy: time across, replicas up, each cell shaded by the
+  // requests the replica held (viridis, one scale for all, topped at the
+  // crash limit), grey while it was out of the balancer's rotation. The
+  // cells are those of replicas.png; hovering one says what it holds.
+  const VIRIDIS = [[0x44, 0x01, 0x54], [0x3b, 0x52, 0x8b], [0x21, 0x91, 0x8c], [0x5e, 0xc9, 0x62], [0xfd, 0xe7, 0x25]];
+  function viridis(t) {
+    const x = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
+    const i = Math.min(Math.floor(x), VIRIDIS.length - 2), u = x - i;
+    const c = VIRIDIS[i].map((a, k) => Math.round(a + (VIRIDIS[i + 1][k] - a) * u));
+    return `rgb(${c[0]},${c[1]},${c[2]})`;
+  }
+  function fleetMaps() {
+    const box = byId('chart-fleet');
+    if (!box) return;
+    const fleet = facts.fleet;
+    const title = document.createElement('h3');
+    title.textContent = 'Requests held by each replica';
+    const key = document.createElement('p');
+    key.className = 'hint';
+    key.innerHTML = 'Time across, replicas up. <span class="swatch" style="background:' + viridis(0) +
+      '"></span> none held, <span class="swatch" style="background:' + viridis(1) + '"></span> ' +
+      '<span class="top"></span> or more, <span class="swatch" style="background:#cdcdcd"></span> ' +
+      'out of the balancer\'s rotation (ejected, failing its health checks, starting or scaled away). ' +
+      'Hover a cell for its figures.';
+    key.querySelector('.top').textContent = fleet.top + (facts.crash_limit ? ' (the crash limit)' : '');
+    box.append(title, key);
+    fleet.maps.forEach((m) => {
+      const panel = document.createElement('div');
+      panel.className = 'fleet-map';
+      panel.dataset.i = m.i;
+      const cap = document.createElement('p');
+      cap.className = 'fleet-caption';
+      cap.style.borderLeft = '6px solid ' + facts.colours[m.i];
+      cap.textContent = `${names[m.i]}: ${m.replicas} replica${m.replicas === 1 ? '' : 's'}`;
+      const canvas = document.createElement('canvas');
+      const tip = document.createElement('p');
+      tip.className = 'hint fleet-tip';
+      tip.textContent = '\u00a0';
+      panel.append(cap, canvas, tip);
+      box.appendChild(panel);
+      const rows = m.held.length / Math.max(1, m.cols);
+      const LEFT = 44, BOTTOM = 20;
+      function draw() {
+        const w = Math.max(280, panel.clientWidth || 600);
+        const h = Math.min(260, Math.max(70, rows * 14)) + BOTTOM;
+        const dpr = window.devicePixelRatio || 1;
+        canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
+        canvas.style.width = w + 'px'; canvas.style.height = h + 'px';
+        const g = canvas.getContext('2d');
+        g.setTransform(dpr, 0, 0, dpr, 0, 0);
+        g.clearRect(0, 0, w, h);
+        const cw = (w - LEFT) / m.cols, rh = (h - BOTTOM) / rows;
+        for (let r = 0; r < rows; r++) {
+          for (let c = 0; c < m.cols; c++) {
+            const k = r * m.cols + c;
+            g.fillStyle = m.rotation[k] < 0.5 ? '#cdcdcd' : viridis(m.held[k] / fleet.top);
+            // Row 0 at the bottom, as replicas.png has it; edges on whole
+            // pixels, so neighbouring cells leave no seam.
+            const x0 = Math.round(LEFT + c * cw), x1 = Math.round(LEFT + (c + 1) * cw);
+            const y0 = Math.round((rows - 1 - r) * rh), y1 = Math.round((rows - r) * rh);
+            g.fillRect(x0, y0, x1 - x0, y1 - y0);
+          }
+        }
+        g.fillStyle = '#333';
+        g.font = '11px sans-serif';
+        g.textAlign = 'right';
+        g.textBaseline = 'middle';
+        const label = (r) => (m.row_group > 1 ? `${r * m.row_group}` : `${r}`);
+        g.fillText(label(0), LEFT - 4, (rows - 0.5) * rh);
+        if (rows > 1) g.fillText(label(rows - 1), LEFT - 4, 0.5 * rh);
+        g.textAlign = 'center';
+        g.textBaseline = 'top';
+        [0, 0.25, 0.5, 0.75, 1].forEach((f) => {
+          const t = f * facts.duration_s;
+          g.fillText(`${Math.round(t)} s`, Math.min(w - 16, Math.max(LEFT + 10, LEFT + f * (w - LEFT))), h - BOTTOM + 4);
+        });
+        g.strokeStyle = '#fff';
+        facts.outages.flat().forEach((t) => {
+          const x = LEFT + (t / facts.duration_s) * (w - LEFT);
+          g.beginPath(); g.moveTo(x, 0); g.lineTo(x, h - BOTTOM); g.stroke();
+        });
+        canvas.onmousemove = (e) => {
+          const b = canvas.getBoundingClientRect();
+          const c = Math.floor((e.clientX - b.left - LEFT) / cw);
+          const r = rows - 1 - Math.floor((e.clientY - b.top) / rh);
+          if (c < 0 || c >= m.cols || r < 0 || r >= rows) { tip.textContent = '\u00a0'; return; }
+          const k = r * m.cols + c;
+          const from = r * m.row_group, to = Math.min(m.replicas, (r + 1) * m.row_group) - 1;
+          const who = from === to ? `replica ${from}` : `replicas ${from} to ${to} (their mean)`;
+          const t0 = c * m.col_s, t1 = Math.min(facts.duration_s, (c + 1) * m.col_s);
+          tip.textContent = `${who}, ${t0.toFixed(1)} s to ${t1.toFixed(1)} s: ` +
+            `${m.held[k]} requests held, in the rotation ${Math.round(m.rotation[k] * 100)}% of the time`;
+        };
+        canvas.onmouseleave = () => { tip.textContent = '\u00a0'; };
+      }
+      draw();
+      maps.push({ panel, draw });
+    });
+    listeners.push(() => maps.forEach(({ panel, draw }) => {
+      panel.hidden = !shown[+panel.dataset.i];
+      if (!panel.hidden) draw();
+    }));
+  }
+  const maps = [];
+
   if (facts.kind === 'sweep') sweepCharts(); else runCharts();
+  if (facts.fleet) { fleetMaps(); fleetDraws.push(...maps); }
   makeToggles();
   plots.forEach(({ u }) => live.add(u));
   return { plots, yMax: yScales.max, setYMax: yScales.set };
@@ -475,11 +582,18 @@ window.RetryStorm = (function () {
     const w = parent ? parent.clientWidth : 0;
     if (w > 0 && Math.abs(w - u.width) > 1) u.setSize({ width: Math.max(280, w), height: u.height });
   }
+  // Fleet maps are canvases: drawn again at the new width (those of a pane
+  // drawn again are gone from the page and are dropped).
+  const fleetDraws = [];
   window.addEventListener('resize', () => {
     live.forEach((u) => {
       if (!u.root.isConnected) { live.delete(u); return; }
       fit(u);
     });
+    for (let k = fleetDraws.length - 1; k >= 0; k--) {
+      if (!fleetDraws[k].panel.isConnected) fleetDraws.splice(k, 1);
+      else if (!fleetDraws[k].panel.hidden) fleetDraws[k].draw();
+    }
   });
   return { render };
 })();

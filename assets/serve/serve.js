@@ -20,7 +20,8 @@
     if (kind === 'number') return v.trim();
     if (kind === 'retries') return /^\d+$/.test(v.trim()) ? v.trim() : JSON.stringify(v.trim());
     if (kind === 'budget') return `{ kind = ${JSON.stringify(v)} }`;
-    if (kind === 'breaker') return v === 'on' ? '{}' : '';
+    if (kind === 'breaker' || kind === 'switch') return v === 'on' ? '{}' : '';
+    if (kind === 'bool') return v === 'true' ? 'true' : 'false';
     return JSON.stringify(v.trim());
   };
 
@@ -61,6 +62,7 @@
             <div class="chart" id="${p}chart-load"></div>
             <div class="chart" id="${p}chart-goodput"></div>
             <div class="chart" id="${p}chart-backlog"></div>
+            <div class="chart" id="${p}chart-fleet"></div>
           </div>
         </div>`;
       this.q = (s) => this.root.querySelector(s);
@@ -131,7 +133,7 @@
       this.summary = null;
       this.q('.table').innerHTML = '';
       this.q('.takeaway-box').innerHTML = '';
-      ['toggles', 'chart-load', 'chart-goodput', 'chart-backlog'].forEach((c) => {
+      ['toggles', 'chart-load', 'chart-goodput', 'chart-backlog', 'chart-fleet'].forEach((c) => {
         this.q('#' + this.id + '-' + c).innerHTML = '';
       });
       this.root.classList.remove('stale');

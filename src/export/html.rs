@@ -69,6 +69,58 @@ fn heading(name: &str) -> (String, &'static str) {
 /// A run's facts for the charts' script, as JSON: the scenario, seed, length,
 /// bucket, capacity, triggers, strategies and their colours.
 pub fn run_facts(r: &Report) -> serde_json::Value {
+    let mut facts = base_facts(r);
+    if let Some(fleet) = fleet_facts(r) {
+        facts["fleet"] = fleet;
+    }
+    facts
+}
+
+/// A fleet's replicas for the map of `report.js`: per strategy, the grid of
+/// `replicas.png` (at most 100 rows of replicas by 300 columns of time), each
+/// cell's requests held and share in the rotation, row by row; `None` for
+/// one server.
+fn fleet_facts(r: &Report) -> Option<serde_json::Value> {
+    use crate::plot::replicas::{grid, groups};
+    let runs: Vec<_> = r
+        .runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, run)| run.replicas.as_ref().map(|s| (i, run, s)))
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let round = |v: f64, k: f64| (v * k).round() / k;
+    let mut peak: f64 = 0.0;
+    let maps: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|&(i, run, series)| {
+            let per = run.buckets.len().max(1);
+            let replicas = series.len() / per;
+            let (row_group, col_group) = groups(replicas, per);
+            let g = grid(series, per);
+            let cells = || g.iter().flatten();
+            peak = cells().fold(peak, |m, c| m.max(c.0));
+            serde_json::json!({
+                "i": i,
+                "replicas": replicas,
+                "row_group": row_group,
+                "col_s": col_group as f64 * r.metrics.bucket.as_secs_f64(),
+                "cols": g.first().map_or(0, Vec::len),
+                "held": cells().map(|c| round(c.0, 10.0)).collect::<Vec<_>>(),
+                "rotation": cells().map(|c| round(c.1, 100.0)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    // One scale for every strategy, topped at the crash limit (as replicas.png).
+    let top = r
+        .crash_limit
+        .map_or(peak.max(1.0), |l| f64::from(l).max(1.0));
+    Some(serde_json::json!({ "top": round(top, 10.0), "maps": maps }))
+}
+
+fn base_facts(r: &Report) -> serde_json::Value {
     serde_json::json!({
         "kind": "run",
         "scenario": r.scenario,
@@ -136,7 +188,8 @@ pub fn run_page(p: &RunPage) -> String {
     body.push_str("<details><summary>Every column of summary.csv</summary>");
     body.push_str(&full_table(&summary));
     body.push_str("</details></section>");
-    body.push_str(
+    let _ = write!(
+        body,
         "<section id=\"charts\"><h2>Charts</h2>\
          <div class=\"toggles\" id=\"toggles\" aria-label=\"strategies shown\"></div>\
          <p class=\"hint\">Hover a chart for the values at that time; drag across it to zoom in on \
@@ -144,9 +197,14 @@ pub fn run_page(p: &RunPage) -> String {
          show or hide it everywhere.</p>\
          <div class=\"chart\" id=\"chart-load\"></div>\
          <div class=\"chart\" id=\"chart-goodput\"></div>\
-         <div class=\"chart\" id=\"chart-backlog\"></div>\
+         <div class=\"chart\" id=\"chart-backlog\"></div>{fleet}\
          <noscript><p>The charts need JavaScript; the PNG charts beside this file show the same.</p></noscript>\
          </section>",
+        fleet = if facts.get("fleet").is_some() {
+            "<div class=\"chart\" id=\"chart-fleet\"></div>"
+        } else {
+            ""
+        },
     );
     body.push_str(READING);
     let _ = write!(

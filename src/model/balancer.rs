@@ -105,12 +105,19 @@ impl Balance {
     }
 
     /// The replica for the next attempt, counted as outstanding there.
+    #[inline]
     pub fn pick<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
-        let n = self.outstanding.len();
-        if n == 1 {
+        if self.outstanding.len() == 1 {
             // No choice, and nothing to count: a single server's hot path.
             return 0;
         }
+        self.choose(rng)
+    }
+
+    /// [`Self::pick`] among more than one replica.
+    #[inline(never)]
+    fn choose<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
+        let n = self.outstanding.len();
         if self.none {
             return NO_UPSTREAM;
         }
@@ -153,6 +160,7 @@ impl Balance {
     }
 
     /// An attempt sent to `replica` is over (answered, or timed out).
+    #[inline]
     pub fn done(&mut self, replica: usize) {
         if self.outstanding.len() == 1 {
             return;
@@ -171,6 +179,7 @@ impl Balance {
     }
 
     /// Whether there is a choice to make (more than one replica).
+    #[inline]
     pub fn chooses(&self) -> bool {
         self.outstanding.len() > 1
     }

@@ -30,11 +30,11 @@ const OUT: RGBColor = RGBColor(205, 205, 205);
 
 /// `series` (replica by replica, `per` buckets each) as a grid of at most
 /// [`MAX_ROWS`] x [`MAX_COLUMNS`] group means of (`held`, `in_rotation`):
-/// rows, then columns.
-fn grid(series: &[ReplicaBucket], per: usize) -> Vec<Vec<(f64, f64)>> {
+/// rows, then columns. Rows group `ceil(replicas / MAX_ROWS)` replicas and
+/// columns `ceil(per / MAX_COLUMNS)` buckets ([`groups`]).
+pub fn grid(series: &[ReplicaBucket], per: usize) -> Vec<Vec<(f64, f64)>> {
     let n = series.len() / per.max(1);
-    let row_group = n.div_ceil(MAX_ROWS).max(1);
-    let col_group = per.div_ceil(MAX_COLUMNS).max(1);
+    let (row_group, col_group) = groups(n, per);
     (0..n.div_ceil(row_group))
         .map(|gr| {
             (0..per.div_ceil(col_group))
@@ -52,6 +52,14 @@ fn grid(series: &[ReplicaBucket], per: usize) -> Vec<Vec<(f64, f64)>> {
                 .collect()
         })
         .collect()
+}
+
+/// How many replicas a row and buckets a column of [`grid`] hold.
+pub fn groups(replicas: usize, per: usize) -> (usize, usize) {
+    (
+        replicas.div_ceil(MAX_ROWS).max(1),
+        per.div_ceil(MAX_COLUMNS).max(1),
+    )
 }
 
 /// Draws the chart.

@@ -304,6 +304,51 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             &BALANCERS,
             "how an attempt picks a replica: in turn, at random, the fewest outstanding, or the fewer of two drawn at random",
         );
+        add(
+            "server.outlier".into(),
+            "Fleet",
+            "outlier ejection",
+            "switch",
+            "off".into(),
+            &["off", "on"],
+            "Envoy's outlier detection with its defaults: eject a replica after 5 5xx in a row, for 30 s times its ejections",
+        );
+        add(
+            "server.outlier.max_ejection_percent".into(),
+            "Fleet",
+            "most ejected, %",
+            "number",
+            "10".into(),
+            &[],
+            "the largest share of replicas ejected at once (Envoy: 10; 100 lets a cascade take them all); setting it turns ejection on",
+        );
+        add(
+            "server.healthy_panic_threshold".into(),
+            "Fleet",
+            "panic below, %",
+            "number",
+            "50".into(),
+            &[],
+            "below this share of healthy replicas the balancer ignores health (Envoy: 50; 0: never, and with none healthy every request fails)",
+        );
+        add(
+            "server.health_check".into(),
+            "Fleet",
+            "health checks",
+            "switch",
+            "off".into(),
+            &["off", "on"],
+            "Kubernetes readiness probes: a check every 10 s, out after 3 failures, back after 1 success",
+        );
+        add(
+            "server.retry_other_replica".into(),
+            "Fleet",
+            "retry elsewhere",
+            "bool",
+            "false".into(),
+            &["false", "true"],
+            "a retry avoids the replica its previous attempt went to (Envoy's previous_hosts predicate)",
+        );
     }
     for (key, label, help) in [
         (

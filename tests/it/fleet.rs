@@ -571,3 +571,59 @@ fn scale_down_waits_out_the_stabilisation_window() {
         [2.0, 4.0, 4.0, 3.0, 3.0]
     );
 }
+
+/// Bad fleet settings are errors at their keys, exit 2, and write nothing.
+#[test]
+fn bad_fleet_settings_name_their_keys() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let cases = [
+        (
+            "outlier = { max_ejection_percent = 150 }",
+            "server.outlier.max_ejection_percent",
+            "a percentage from 0 to 100, got 150",
+        ),
+        (
+            "autoscale = { max_replicas = 8, average_utilization = 60 }",
+            "server.autoscale",
+            "needs startup",
+        ),
+        (
+            "autoscale = { min_replicas = 5, max_replicas = 8, average_utilization = 60, startup = \"10s\" }",
+            "server.autoscale.max_replicas",
+            "from min_replicas (5) to max_replicas (8)",
+        ),
+        (
+            "health_check = { unhealthy_threshold = 0 }",
+            "server.health_check.unhealthy_threshold",
+            "at least 1",
+        ),
+        ("zones = [\"a\", \"a\"]", "server.zones[1]", "listed twice"),
+    ];
+    for (i, (extra, key, words)) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("bad{i}.toml"));
+        fs::write(&file, health_world(4, extra, "", "10s")).unwrap();
+        let out = dir.path().join(format!("out{i}"));
+        let a = sim()
+            .arg("run")
+            .arg(&file)
+            .args(["-q", "--out"])
+            .arg(&out)
+            .assert()
+            .code(2);
+        let err = crate::common::stderr(&a);
+        assert!(
+            err.contains(&format!("key `{key}`")) && err.contains(words),
+            "{extra}: {err}"
+        );
+        assert!(!out.exists(), "{extra}: nothing is written");
+    }
+    // A single server has no fleet to eject from.
+    let file = dir.path().join("one.toml");
+    fs::write(&file, health_world(1, "outlier = {}", "", "10s")).unwrap();
+    let a = sim().arg("validate").arg(&file).assert().code(2);
+    let err = crate::common::stderr(&a);
+    assert!(
+        err.contains("server.outlier") && err.contains("acts on a fleet"),
+        "{err}"
+    );
+}

@@ -88,8 +88,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let (kind, replica) = match &mut self.server {
             ServerState::Capacity(fleet) => {
                 let mut r = fleet.balance.pick(&mut self.rng.balance);
-                let previous = usize::from(self.slots.get(slot).replica);
-                if fleet.retry_other && retries > 0 && r == previous && r != NO_UPSTREAM {
+                if fleet.retry_other
+                    && retries > 0
+                    && r == usize::from(self.slots.get(slot).replica)
+                    && r != NO_UPSTREAM
+                {
                     r = fleet.balance.repick(r, &mut self.rng.balance);
                 }
                 let r = r as u16;

@@ -111,13 +111,11 @@ impl Fleet {
     }
 
     /// Replica `r`'s queue and busy workers now, folded into the fleet's sums;
-    /// returns (fleet queued, fleet busy, replica `r` held).
+    /// returns (fleet queued, fleet busy, replica `r` held). For a fleet of
+    /// more than one (one server keeps its own counts).
     pub(super) fn recount(&mut self, r: usize, now: SimTime) -> (u64, u64, u64) {
         let s = &self.replicas[r];
         let current = (s.queue_len() as u64, s.busy() as u64);
-        if self.replicas.len() == 1 {
-            return (current.0, current.1, current.0 + current.1);
-        }
         if let Some(h) = &mut self.health {
             if h.opts.autoscale.is_some() {
                 h.track_busy(r, now, current.1);
@@ -182,6 +180,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// The fleet's first timers: ejection sweeps, health checks, scaling.
+    // The fleet's handlers are kept out of the run loop (cold, never
+    // inlined): a plain server never calls them, and the loop stays as the
+    // compiler laid it out before fleets had health.
+    #[cold]
+    #[inline(never)]
     pub(super) fn schedule_fleet(&mut self) {
         let Some((h, _)) = self.health() else {
             return;
@@ -208,6 +211,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// An attempt sent to replica `r` ended at the client with `outcome`:
     /// outlier detection learns it.
+    #[cold]
+    #[inline(never)]
     pub(super) fn fleet_observe(&mut self, r: usize, outcome: Outcome) {
         let Some((h, _)) = self.health() else {
             return;
@@ -269,6 +274,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_fleet_timer(&mut self, which: u32) {
         let now = self.now;
         let Some((h, fleet)) = self.health() else {
@@ -405,6 +412,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// A replica the autoscaler started is ready (unless it was cancelled
     /// since: `generation` tells).
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_replica_ready(&mut self, r: usize, generation: u32) {
         let now = self.now;
         let Some((h, fleet)) = self.health() else {

@@ -160,7 +160,26 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// Replica `r` changed: the fleet's gauges, and the most any replica held.
+    #[inline]
     pub(super) fn update_server_gauges(&mut self, r: usize) {
+        let ServerState::Capacity(fleet) = &mut self.server else {
+            return;
+        };
+        if let [one] = fleet.replicas.as_slice() {
+            // One server, the common case: its own counts, nothing to sum
+            // (kept small enough to inline into the run loop).
+            let (queued, busy) = (one.queue_len() as u64, one.busy() as u64);
+            self.rec.totals.peak_held = self.rec.totals.peak_held.max(queued + busy);
+            self.rec.set(Gauge::Queue, self.now, queued);
+            self.rec.set(Gauge::Busy, self.now, busy);
+            return;
+        }
+        self.update_fleet_gauges(r);
+    }
+
+    /// [`Self::update_server_gauges`] for a fleet of more than one replica.
+    #[inline(never)]
+    fn update_fleet_gauges(&mut self, r: usize) {
         let ServerState::Capacity(fleet) = &mut self.server else {
             return;
         };
