@@ -54,6 +54,19 @@ pub struct ReplicaRecorder {
     held: Areas,
     /// Whether each replica is in the rotation (1) or not (0).
     rotation: Areas,
+    /// Each replica's departures and their time in it, for Little's law.
+    departures: Vec<Departures>,
+}
+
+/// What left one replica over a run: requests served, refused by a worker,
+/// dropped or thrown out, and the time they spent in it. With the requests
+/// held (time-averaged) these check Little's law replica by replica.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Departures {
+    /// Requests that left.
+    pub count: u64,
+    /// Their time in the replica, summed, ns.
+    pub sojourn_ns: u128,
 }
 
 /// Which gauge.
@@ -83,7 +96,15 @@ impl ReplicaRecorder {
             buckets: vec![ReplicaBucket::default(); replicas * per],
             held: Areas::new(replicas, 0),
             rotation,
+            departures: vec![Departures::default(); replicas],
         }
+    }
+
+    /// A request left `replica` after `sojourn` in it.
+    pub fn departure(&mut self, replica: usize, sojourn: SimDuration) {
+        let d = &mut self.departures[replica];
+        d.count += 1;
+        d.sojourn_ns += u128::from(sojourn.0);
     }
 
     fn areas(&mut self, which: Which) -> &mut Areas {
@@ -163,8 +184,8 @@ impl ReplicaRecorder {
     }
 
     /// The series, with every replica's last bucket closed at `end`:
-    /// `replicas x buckets`, replica by replica.
-    pub fn finish(mut self, end: SimTime) -> Vec<ReplicaBucket> {
+    /// `replicas x buckets`, replica by replica; and each replica's departures.
+    pub fn finish(mut self, end: SimTime) -> (Vec<ReplicaBucket>, Vec<Departures>) {
         let end = SimTime(end.0.min(self.per as u64 * self.width));
         for which in [Which::Held, Which::Rotation] {
             for r in 0..self.held.value.len() {
@@ -178,7 +199,7 @@ impl ReplicaRecorder {
                 }
             }
         }
-        self.buckets
+        (self.buckets, self.departures)
     }
 
     /// Buckets per replica.
@@ -201,7 +222,7 @@ mod tests {
         r.arrival(1, SimTime(12));
         r.served(1, SimTime(29));
         r.crash(1, SimTime(29));
-        let b = r.finish(SimTime(30));
+        let (b, _) = r.finish(SimTime(30));
         let held0: Vec<f64> = b[0..3].iter().map(|x| x.held).collect();
         assert_eq!(held0, [1.0, 2.0, 1.0]);
         assert_eq!((b[4].arrivals, b[5].served, b[5].crashes), (1, 1, 1));
@@ -216,7 +237,7 @@ mod tests {
         r.rotation(1, SimTime(15), true);
         r.rotation(1, SimTime(22), false);
         r.ejection(1, SimTime(22));
-        let b = r.finish(SimTime(30));
+        let (b, _) = r.finish(SimTime(30));
         let rot: Vec<f64> = b[3..6].iter().map(|x| x.in_rotation).collect();
         assert_eq!(rot, [0.0, 0.5, 0.2]);
         assert_eq!(b[5].ejections, 1);

@@ -627,3 +627,39 @@ fn bad_fleet_settings_name_their_keys() {
         "{err}"
     );
 }
+
+/// Little's law replica by replica: each replica's time-average requests
+/// held equals its departures' time in it, summed, over the run's length
+/// (what is still inside at the end aside), through crashes, restarts and
+/// an outage that flushes one replica. And the replicas' departures add up
+/// to the fleet's.
+#[test]
+fn littles_law_holds_for_every_replica() {
+    use retry_storm::model;
+    use retry_storm::scenario;
+    let text = FLEET.replace("end = \"5s\"", "end = \"5s\"\nreplicas = [1, 2]");
+    let s = scenario::parse(&text, Path::new("fleet.toml")).unwrap_or_else(|e| panic!("{e}"));
+    for strategy in &s.strategies {
+        let r = model::run(&s.world, strategy, s.seed, s.metrics.bucket);
+        let series = r.replicas.as_ref().unwrap();
+        let departures = r.replica_departures.as_ref().unwrap();
+        let per = r.buckets.len();
+        let t = s.world.duration.as_secs_f64();
+        for (k, d) in departures.iter().enumerate() {
+            let l: f64 = series[k * per..(k + 1) * per]
+                .iter()
+                .map(|b| b.held)
+                .sum::<f64>()
+                / per as f64;
+            let lambda_w = d.sojourn_ns as f64 / 1e9 / t;
+            assert!(d.count > 1000, "{}: replica {k} served", strategy.name);
+            assert!(
+                (l - lambda_w).abs() <= 0.01 * l + 0.01,
+                "{} replica {k}: L = {l}, lambda W = {lambda_w}",
+                strategy.name
+            );
+        }
+        let all: u64 = departures.iter().map(|d| d.count).sum();
+        assert_eq!(all, r.totals.server_departures, "{}", strategy.name);
+    }
+}

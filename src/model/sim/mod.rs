@@ -47,6 +47,9 @@ pub struct RunResult {
     /// A fleet's per-replica series (`replicas x buckets`, replica by
     /// replica); `None` for one server.
     pub replicas: Option<Vec<ReplicaBucket>>,
+    /// A fleet's departures from each replica over the run; `None` for one
+    /// server.
+    pub replica_departures: Option<Vec<crate::metrics::replicas::Departures>>,
 }
 
 /// Why a run was stopped early. Worlds like these validate (each key is
@@ -284,8 +287,13 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         let in_flight_at_end = self.slots.count_in_progress();
         let (buckets, latency, totals) = self.rec.finish();
         let end = SimTime::ZERO + self.world.duration;
+        let (replicas, replica_departures) = match self.per_replica.map(|r| r.finish(end)) {
+            Some((series, departures)) => (Some(series), Some(departures)),
+            None => (None, None),
+        };
         RunResult {
-            replicas: self.per_replica.map(|r| r.finish(end)),
+            replicas,
+            replica_departures,
             buckets,
             latency,
             totals,

@@ -63,6 +63,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.update_server_gauges(r);
     }
 
+    /// A request left replica `r` after `sojourn` in it: Little's law's books,
+    /// the fleet's and the replica's.
+    #[inline]
+    fn depart(&mut self, r: usize, sojourn: SimDuration) {
+        self.rec.departure(sojourn);
+        if let Some(rec) = &mut self.per_replica {
+            rec.departure(r, sojourn);
+        }
+    }
+
     /// Sends the answer of a refusal.
     fn refused(&mut self, job: Job, why: Rejection) {
         match why {
@@ -93,7 +103,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         self.queue.push(back, restart);
         self.respond(job, Outcome::Reset, None);
-        self.flush_with(&mut flushed, Some((Outcome::Reset, None)));
+        self.flush_with(r, &mut flushed, Some((Outcome::Reset, None)));
         self.flushed = flushed;
     }
 
@@ -101,6 +111,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// `reply` if any.
     fn flush_with(
         &mut self,
+        r: usize,
         flushed: &mut Vec<Finished>,
         reply: Option<(Outcome, Option<SimDuration>)>,
     ) {
@@ -110,12 +121,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 // never in it (the queue gauge does not count it).
                 self.rec.reject_work(f.service);
                 if f.service > SimDuration::ZERO {
-                    self.rec.departure(f.service);
+                    self.depart(r, f.service);
                 }
             } else {
                 // Service cut short is work nobody can use.
                 self.rec.work(f.service, true);
-                self.rec.departure(self.now - f.job.arrived);
+                self.depart(r, self.now - f.job.arrived);
             }
             if let Some((outcome, ra)) = reply {
                 self.respond(f.job, outcome, ra);
@@ -207,7 +218,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         );
         for job in dropped.drain(..) {
             self.rec.expired_dropped();
-            self.rec.departure(self.now - job.arrived);
+            self.depart(r, self.now - job.arrived);
         }
         self.dropped = dropped;
         let Some((done, next)) = completed else {
@@ -220,7 +231,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             // In Little's law's books a refusal is in the server while a worker
             // refuses it (the busy gauge counts that worker), not while it waits.
             self.rec.reject_work(done.service);
-            self.rec.departure(done.service);
+            self.depart(r, done.service);
             self.refused(done.job, why);
             self.update_server_gauges(r);
             return;
@@ -237,7 +248,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             }
         }
         self.rec.work(done.service, !delivered);
-        self.rec.departure(self.now - done.job.arrived);
+        self.depart(r, self.now - done.job.arrived);
         self.update_server_gauges(r);
     }
 
@@ -286,7 +297,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             };
             let mut flushed = std::mem::take(&mut self.flushed);
             fleet.replicas[r].begin_outage(outage.kind, self.now, &mut flushed);
-            self.flush_with(&mut flushed, reply);
+            self.flush_with(r, &mut flushed, reply);
             self.flushed = flushed;
             self.update_server_gauges(r);
         }
