@@ -10,7 +10,11 @@
 //!   ties broken in turn from the last pick (NGINX's `least_conn`);
 //! - **power of two choices**: two replicas drawn uniformly at random (with
 //!   replacement), the one with fewer outstanding, the first on a tie (Envoy's
-//!   `LEAST_REQUEST` with its default `choice_count` of 2; Mitzenmacher 2001).
+//!   `LEAST_REQUEST` with its default `choice_count` of 2; Mitzenmacher 2001);
+//! - **pick first**: every attempt to the first replica in the rotation,
+//!   moving on only when it leaves (gRPC's `pick_first`, the default policy
+//!   of gRPC clients, where round robin is opt-in: one connection, to the
+//!   first address that works).
 //!
 //! One replica is no choice: nothing is drawn, so a single server's runs are
 //! exactly what they were before fleets existed.
@@ -29,6 +33,8 @@ pub enum Balancer {
     LeastOutstanding,
     /// The fewer outstanding of two drawn at random.
     PowerOfTwo,
+    /// The first replica in the rotation.
+    PickFirst,
 }
 
 impl Balancer {
@@ -39,6 +45,7 @@ impl Balancer {
             Balancer::Random => "random",
             Balancer::LeastOutstanding => "least-outstanding",
             Balancer::PowerOfTwo => "power-of-two",
+            Balancer::PickFirst => "pick-first",
         }
     }
 }
@@ -144,6 +151,7 @@ impl Balance {
                 }
                 best
             }
+            Balancer::PickFirst => self.open[0] as usize,
             Balancer::PowerOfTwo => {
                 let a = self.open[rng.random_range(0..m)] as usize;
                 let b = self.open[rng.random_range(0..m)] as usize;
@@ -263,6 +271,7 @@ mod tests {
             Balancer::LeastOutstanding,
             Balancer::PowerOfTwo,
         ] {
+            // (Pick first is checked on its own below.)
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
             let mut b = Balance::new(kind, 5);
             b.set_open(&[true, false, true, false, true], true);
@@ -280,6 +289,15 @@ mod tests {
             let y: Vec<usize> = (0..50).map(|_| plain.pick(&mut r2)).collect();
             assert_eq!(x, y, "{kind:?}");
         }
+        // Pick first sticks to the first open replica.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut b = Balance::new(Balancer::PickFirst, 4);
+        assert_eq!(
+            (0..3).map(|_| b.pick(&mut rng)).collect::<Vec<_>>(),
+            [0, 0, 0]
+        );
+        b.set_open(&[false, false, true, true], true);
+        assert_eq!(b.pick(&mut rng), 2);
         // Round robin skips the closed ones in turn.
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let mut b = Balance::new(Balancer::RoundRobin, 4);

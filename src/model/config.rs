@@ -28,6 +28,9 @@ pub enum Load {
 }
 
 /// Which kind of server the clients talk to.
+// A world holds one: the size of the capacity variant (a fleet's options
+// included) costs nothing, and a box would only add a pointer to follow.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum ServerModel {
     /// Workers, a bounded queue and service times: the outage scenarios.

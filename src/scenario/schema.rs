@@ -256,6 +256,8 @@ pub enum BalancerFile {
     LeastOutstanding,
     /// The fewer outstanding of two replicas drawn at random.
     PowerOfTwo,
+    /// The first replica in the rotation (gRPC's pick_first).
+    PickFirst,
 }
 
 /// Queue discipline names.

@@ -469,6 +469,7 @@ impl<'a> Checker<'a> {
                 Some(BalancerFile::Random) => Balancer::Random,
                 Some(BalancerFile::LeastOutstanding) => Balancer::LeastOutstanding,
                 Some(BalancerFile::PowerOfTwo) => Balancer::PowerOfTwo,
+                Some(BalancerFile::PickFirst) => Balancer::PickFirst,
             },
             overload,
             workers,

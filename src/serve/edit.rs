@@ -32,7 +32,13 @@ pub struct Field {
     pub help: &'static str,
 }
 
-const BALANCERS: [&str; 4] = ["round-robin", "random", "least-outstanding", "power-of-two"];
+const BALANCERS: [&str; 5] = [
+    "round-robin",
+    "random",
+    "least-outstanding",
+    "power-of-two",
+    "pick-first",
+];
 const OUTAGE_KINDS: [&str; 6] = ["reset", "503", "blackhole", "brownout", "spike", "errors"];
 const BUDGET_KINDS: [&str; 6] = [
     "none",
@@ -302,7 +308,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             "select",
             "round-robin".into(),
             &BALANCERS,
-            "how an attempt picks a replica: in turn, at random, the fewest outstanding, or the fewer of two drawn at random",
+            "how an attempt picks a replica: in turn, at random, the fewest outstanding, the fewer of two drawn at random, or always the first that is in (gRPC's default)",
         );
         add(
             "server.outlier".into(),

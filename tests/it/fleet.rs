@@ -663,3 +663,67 @@ fn littles_law_holds_for_every_replica() {
         assert_eq!(all, r.totals.server_departures, "{}", strategy.name);
     }
 }
+
+/// gRPC's pick_first: every attempt goes to the first replica in the
+/// rotation; when outlier detection ejects it, to the next.
+#[test]
+fn pick_first_sticks_to_one_replica_until_it_is_ejected() {
+    let rows = replica_rows(
+        &health_world(
+            3,
+            "outlier = {}",
+            "[[outage]]\nkind = \"errors\"\np = 1.0\nreplicas = [0]\nstart = \"5s\"\nend = \"10s\"",
+            "10s",
+        )
+        .replace("balancer = \"round-robin\"", "balancer = \"pick-first\""),
+    );
+    let arrivals = |r: usize, from: f64, to: f64| -> f64 {
+        rows.iter()
+            .filter(|x| x.0 == r && (from..to).contains(&x.1))
+            .map(|x| x.2)
+            .sum()
+    };
+    assert!(arrivals(0, 0.0, 5.0) > 0.0);
+    assert_eq!(
+        arrivals(1, 0.0, 5.0) + arrivals(2, 0.0, 5.0),
+        0.0,
+        "all to replica 0"
+    );
+    assert_eq!(
+        arrivals(0, 5.1, 10.0),
+        0.0,
+        "replica 0 ejected at its fifth 503"
+    );
+    assert!(arrivals(1, 5.1, 10.0) > 0.0);
+    assert_eq!(arrivals(2, 5.1, 10.0), 0.0, "then all to replica 1");
+}
+
+/// A fleet with ejection, a panic threshold, health checks and retries to
+/// another replica gives the same files on one thread and on two.
+#[test]
+fn a_fleet_with_health_is_the_same_on_any_thread_count() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let run = |threads: &str| {
+        let out = dir.path().join(threads);
+        sim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["run", "scenarios/fleet.toml", "-q", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let (one, two) = (run("1"), run("2"));
+    for f in [
+        "replicas.csv",
+        "replicas.png",
+        "summary.csv",
+        "timeseries.csv",
+        "report.html",
+    ] {
+        assert!(
+            fs::read(one.join(f)).unwrap() == fs::read(two.join(f)).unwrap(),
+            "{f} differs between 1 and 2 threads"
+        );
+    }
+}
