@@ -217,6 +217,19 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    // When every strategy brings its own server (scenarios/fleet.toml), the
+    // scenario's [server] runs nothing: its groups say so.
+    let unused = !s.strategies.is_empty()
+        && s.overrides.len() == s.strategies.len()
+        && s.overrides.iter().all(|o| o.server.is_some());
+    let (server_group, fleet_group) = if unused {
+        (
+            "Server (unused: every strategy brings its own)",
+            "Fleet (unused: every strategy brings its own server)",
+        )
+    } else {
+        ("Server", "Fleet")
+    };
     let mut add = |key: String,
                    group: &str,
                    label: &str,
@@ -285,7 +298,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
     if shown(&doc, "server.workers").is_some() {
         add(
             "server.workers".into(),
-            "Server",
+            server_group,
             "workers",
             "number",
             String::new(),
@@ -294,7 +307,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         );
         add(
             "server.replicas".into(),
-            "Server",
+            server_group,
             "replicas",
             "number",
             "1".into(),
@@ -303,7 +316,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         );
         add(
             "server.balancer".into(),
-            "Server",
+            server_group,
             "balancer",
             "select",
             "round-robin".into(),
@@ -312,7 +325,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         );
         add(
             "server.outlier".into(),
-            "Fleet",
+            fleet_group,
             "outlier ejection",
             "switch",
             "off".into(),
@@ -321,7 +334,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         );
         add(
             "server.outlier.max_ejection_percent".into(),
-            "Fleet",
+            fleet_group,
             "most ejected, %",
             "number",
             "10".into(),
@@ -330,7 +343,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         );
         add(
             "server.healthy_panic_threshold".into(),
-            "Fleet",
+            fleet_group,
             "panic below, %",
             "number",
             "50".into(),
@@ -339,7 +352,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         );
         add(
             "server.health_check".into(),
-            "Fleet",
+            fleet_group,
             "health checks",
             "switch",
             "off".into(),
@@ -348,7 +361,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         );
         add(
             "server.retry_other_replica".into(),
-            "Fleet",
+            fleet_group,
             "retry elsewhere",
             "bool",
             "false".into(),
@@ -376,7 +389,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         if shown(&doc, key).is_some() {
             add(
                 key.into(),
-                "Server",
+                server_group,
                 label,
                 if key == "server.restart" {
                     "duration"
@@ -602,5 +615,22 @@ mod tests {
         assert_eq!(shown(&doc, "clients.count").as_deref(), Some("10"));
         assert_eq!(shown(&doc, "strategy[1].base").as_deref(), Some("1s"));
         assert_eq!(shown(&doc, "strategy[0].base"), None);
+    }
+
+    /// A scenario whose every strategy brings its own server says its
+    /// [server] controls change nothing; one that uses [server] does not.
+    #[test]
+    fn server_controls_say_when_no_strategy_uses_them() {
+        let group = |file: &str| {
+            let text = std::fs::read_to_string(file).unwrap();
+            let s = crate::scenario::parse(&text, Path::new(file)).unwrap();
+            fields(&text, &s)
+                .into_iter()
+                .find(|f| f.key == "server.workers")
+                .map(|f| f.group)
+                .unwrap()
+        };
+        assert_eq!(group("scenarios/outage.toml"), "Server");
+        assert!(group("scenarios/fleet.toml").contains("unused"));
     }
 }

@@ -57,6 +57,9 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../scenarios/open-vs-closed.toml"),
     ),
     ("libraries", include_str!("../../scenarios/libraries.toml")),
+    ("fleet", include_str!("../../scenarios/fleet.toml")),
+    ("zone", include_str!("../../scenarios/zone.toml")),
+    ("autoscale", include_str!("../../scenarios/autoscale.toml")),
     ("mm1", include_str!("../../scenarios/mm1.toml")),
 ];
 

@@ -247,6 +247,15 @@ fn every_lesson_expects_what_its_run_shows() {
         serde_json::from_str(include_str!("../../assets/serve/lessons.json")).unwrap();
     for step in lessons.as_array().unwrap() {
         let name = step["scenario"].as_str().unwrap();
+        // The playground offers the lesson's scenario (else its page cannot
+        // set the lesson up).
+        assert!(
+            retry_storm::serve::SCENARIOS
+                .iter()
+                .any(|(n, _)| *n == name),
+            "{}: scenario {name} is not in the playground's list",
+            step["title"]
+        );
         let file = format!("scenarios/{name}.toml");
         let text = std::fs::read_to_string(&file).unwrap();
         let mut runs = std::collections::HashMap::new();
