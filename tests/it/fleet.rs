@@ -42,6 +42,12 @@ name = "full-jitter"
 backoff = "full-jitter"
 "#;
 
+/// `sim validate FILE` refuses the file (exit 2): its message.
+fn invalid(file: &Path) -> String {
+    let a = sim().arg("validate").arg(file).assert().code(2);
+    crate::common::stderr(&a)
+}
+
 fn csv(path: &Path) -> Vec<Vec<String>> {
     fs::read_to_string(path)
         .unwrap()
@@ -209,8 +215,7 @@ fn an_outage_can_hit_one_replica() {
     }
     let bad = dir.path().join("bad.toml");
     fs::write(&bad, one.replace("replicas = [2]", "replicas = [7]")).unwrap();
-    let a = sim().arg("validate").arg(&bad).assert().code(2);
-    let err = crate::common::stderr(&a);
+    let err = invalid(&bad);
     assert!(
         err.contains("outage[0].replicas")
             && err.contains("replica 7 is out of range: the server has 4 replicas, indices 0 to 3"),
@@ -444,15 +449,13 @@ fn a_zone_outage_hits_the_zones_replicas() {
     // errors at their keys.
     let bad = dir.path().join("bad.toml");
     fs::write(&bad, text.replace("zone = \"b\"", "zone = \"d\"")).unwrap();
-    let a = sim().arg("validate").arg(&bad).assert().code(2);
-    let err = crate::common::stderr(&a);
+    let err = invalid(&bad);
     assert!(
         err.contains("outage[0].zone") && err.contains("no replica is in zone \"d\""),
         "{err}"
     );
     fs::write(&bad, text.replace("replicas = 6", "replicas = 2")).unwrap();
-    let a = sim().arg("validate").arg(&bad).assert().code(2);
-    let err = crate::common::stderr(&a);
+    let err = invalid(&bad);
     assert!(
         err.contains("server.zones") && err.contains("3 zones for 2 replicas"),
         "{err}"
@@ -460,9 +463,9 @@ fn a_zone_outage_hits_the_zones_replicas() {
 }
 
 /// A retry told to avoid its previous replica: with two replicas, one of
-/// them refusing everything, a retry that would land on it again picks once
-/// more and reaches the other, so every request succeeds on its first retry
-/// at the latest.
+/// them refusing everything, a retry whose pick is that replica again picks
+/// once more (at random, so it reaches the other one time in two): half as
+/// many requests meet the refusing replica on both attempts.
 #[test]
 fn a_retry_can_go_to_another_replica() {
     let text = |other: bool| {
@@ -620,8 +623,7 @@ fn bad_fleet_settings_name_their_keys() {
     // A single server has no fleet to eject from.
     let file = dir.path().join("one.toml");
     fs::write(&file, health_world(1, "outlier = {}", "", "10s")).unwrap();
-    let a = sim().arg("validate").arg(&file).assert().code(2);
-    let err = crate::common::stderr(&a);
+    let err = invalid(&file);
     assert!(
         err.contains("server.outlier") && err.contains("acts on a fleet"),
         "{err}"

@@ -210,8 +210,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// An attempt sent to replica `r` ended at the client with `outcome`:
-    /// outlier detection learns it.
-    #[cold]
+    /// outlier detection learns it. (Out of line: only a fleet with health
+    /// calls it.)
     #[inline(never)]
     pub(super) fn fleet_observe(&mut self, r: usize, outcome: Outcome) {
         let Some((h, _)) = self.health() else {
@@ -274,6 +274,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    /// A fleet timer: an ejection sweep, health checks or an autoscaler sync.
     #[cold]
     #[inline(never)]
     pub(super) fn on_fleet_timer(&mut self, which: u32) {
