@@ -1,7 +1,8 @@
 //! "What this run shows": a few sentences written from a run's own figures,
 //! which the terminal prints above its table and `report.html` shows at its
-//! top. Every number in them is a figure of `summary.csv`; nothing is judged
-//! that the figures do not say.
+//! top. Every number in them is a figure of `summary.csv` (or, for a fleet's
+//! rotation, of `replicas.csv`); nothing is judged that the figures do not
+//! say.
 
 use crate::metrics::{Report, StrategyReport, Summary};
 
@@ -182,6 +183,9 @@ fn triggered(r: &Report) -> Vec<String> {
             out.push(format!("Users felt it: {}; {}.", felt(least), felt(most)));
         }
     }
+    if let Some(line) = rotation(r) {
+        out.push(line);
+    }
     // A quick recovery that came from giving up is said, not flattered: the
     // first back failed many more requests than the strategy that failed
     // fewest (more than a quarter of what it lost, and at least 10 more).
@@ -191,7 +195,18 @@ fn triggered(r: &Report) -> Vec<String> {
         if let Some(x) = r.runs.iter().find(|x| x.name == name) {
             let f = x.summary.failed as f64;
             let lost = x.summary.successes_lost.unwrap_or(0) as f64;
-            if f > f0 + (0.25 * lost).max(10.0) {
+            // Only a trade: the one that failed fewest was back later (to
+            // the tenth of a second the table shows), or never.
+            let tenth = |t: Option<f64>| t.map(|t| (t * 10.0).round());
+            let later = match (
+                tenth(fewest.summary.recovery_time_s),
+                tenth(x.summary.recovery_time_s),
+            ) {
+                (Some(a), Some(b)) => a > b,
+                (None, _) => true,
+                (Some(_), None) => false,
+            };
+            if later && f > f0 + (0.25 * lost).max(10.0) {
                 out.push(format!(
                     "But {} was back soon by giving up: {} failed, against {} for {}.",
                     x.name,
@@ -203,6 +218,91 @@ fn triggered(r: &Report) -> Vec<String> {
         }
     }
     out
+}
+
+/// A fleet's balancer rotation (replicas in service and healthy, from
+/// `replicas.csv`), when it changed: the strategy that had the fewest in it
+/// at once, and the one that had the most (an autoscaler's growth). Counts
+/// are of whole buckets: a replica is in when it was for most of a bucket.
+fn rotation(r: &Report) -> Option<String> {
+    struct Seen<'a> {
+        name: &'a str,
+        start: usize,
+        low: (usize, f64),
+        high: (usize, f64),
+        slots: usize,
+    }
+    let width = r.metrics.bucket.as_secs_f64();
+    let seen: Vec<Seen> = r
+        .runs
+        .iter()
+        .filter_map(|run| {
+            let series = run.replicas.as_ref()?;
+            let per = run.buckets.len().max(1);
+            let slots = series.len() / per;
+            let count = |b: usize| {
+                (0..slots)
+                    .filter(|&k| series[k * per + b].in_rotation >= 0.5)
+                    .count()
+            };
+            let start = count(0);
+            let (mut low, mut high) = ((start, 0.0), (start, 0.0));
+            for b in 1..per {
+                let n = count(b);
+                if n < low.0 {
+                    low = (n, b as f64 * width);
+                }
+                if n > high.0 {
+                    high = (n, b as f64 * width);
+                }
+            }
+            Some(Seen {
+                name: &run.name,
+                start,
+                low,
+                high,
+                slots,
+            })
+        })
+        .collect();
+    let mut parts = Vec::new();
+    // The deepest fall, as a share of the replicas at the start.
+    if let Some(w) = seen
+        .iter()
+        .filter(|w| w.low.0 < w.start)
+        .min_by(|a, b| (a.low.0 * b.start).cmp(&(b.low.0 * a.start)))
+    {
+        let of = format!(
+            "{} of its {}",
+            w.low.0,
+            count(w.start as u64, "replica", "replicas")
+        );
+        parts.push(format!(
+            "{} had {} in the balancer's rotation at the worst, from {:.1} s",
+            w.name,
+            if w.low.0 == 0 {
+                format!(
+                    "none of its {}",
+                    count(w.start as u64, "replica", "replicas")
+                )
+            } else {
+                of
+            },
+            w.low.1
+        ));
+    }
+    // The largest growth.
+    if let Some(w) = seen
+        .iter()
+        .filter(|w| w.high.0 > w.start)
+        .max_by(|a, b| (a.high.0 * b.start).cmp(&(b.high.0 * a.start)))
+    {
+        parts.push(format!(
+            "{} grew from {} to {} replicas (of at most {}) by {:.1} s",
+            w.name, w.start, w.high.0, w.slots, w.high.1
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("The fleet: {}.", parts.join("; ")))
 }
 
 fn steady(r: &Report) -> Vec<String> {
@@ -341,6 +441,17 @@ mod tests {
             text.contains("quitter was back soon by giving up"),
             "{text}"
         );
+        // One that failed more but was back no sooner than the one that
+        // failed fewest did not give up to be quick.
+        let tie = takeaway(&report(
+            &[
+                ("first", Some(0.0), 2000, 1900, 0),
+                ("best", Some(0.0), 0, 10, 0),
+            ],
+            None,
+        ))
+        .join(" ");
+        assert!(!tie.contains("giving up"), "{tie}");
         // Without a crash, the limit and the most held are said; without a
         // quick give-up, nothing is said of one.
         let calm = takeaway(&report(
@@ -363,5 +474,47 @@ mod tests {
         assert_eq!(list(&["a"]), "a");
         assert_eq!(seconds(0.0172), "17.2 ms");
         assert_eq!(seconds(1.454), "1.45 s");
+    }
+
+    #[test]
+    fn a_fleet_says_how_its_rotation_changed() {
+        use crate::metrics::replicas::ReplicaBucket;
+        let mut r = report(
+            &[
+                ("eject", Some(1.0), 0, 10, 0),
+                ("grow", Some(1.0), 0, 10, 0),
+            ],
+            None,
+        );
+        // Two buckets of 1 s; eject: 2 replicas, both out in the second;
+        // grow: 1 of 3 replicas in at first, all 3 in the second.
+        let cell = |in_rotation| ReplicaBucket {
+            in_rotation,
+            ..ReplicaBucket::default()
+        };
+        r.metrics.bucket = SimDuration::from_secs(1);
+        r.runs[0].buckets = vec![Default::default(); 2];
+        r.runs[0].replicas = Some(vec![cell(1.0), cell(0.0), cell(1.0), cell(0.2)]);
+        r.runs[1].buckets = vec![Default::default(); 2];
+        r.runs[1].replicas = Some(vec![
+            cell(1.0),
+            cell(1.0),
+            cell(0.0),
+            cell(0.9),
+            cell(0.0),
+            cell(1.0),
+        ]);
+        let text = takeaway(&r).join(" ");
+        assert!(
+            text.contains(
+                "The fleet: eject had none of its 2 replicas in the balancer's rotation at the \
+                 worst, from 1.0 s; grow grew from 1 to 3 replicas (of at most 3) by 1.0 s."
+            ),
+            "{text}"
+        );
+        // A fleet that never changed says nothing of it.
+        r.runs[0].replicas = Some(vec![cell(1.0); 4]);
+        r.runs[1].replicas = Some(vec![cell(1.0); 6]);
+        assert!(!takeaway(&r).join(" ").contains("The fleet"));
     }
 }
