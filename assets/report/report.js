@@ -495,7 +495,10 @@ window.RetryStorm = (function () {
       const cap = document.createElement('p');
       cap.className = 'fleet-caption';
       cap.style.borderLeft = '6px solid ' + facts.colours[m.i];
-      cap.textContent = `${names[m.i]}: ${m.replicas} replica${m.replicas === 1 ? '' : 's'}`;
+      // Replicas out of the rotation at the start are an autoscaler's room
+      // to grow (as replicas.png says it).
+      const grows = m.rotation.some((v, k) => k % m.cols === 0 && v < 0.5);
+      cap.textContent = `${names[m.i]}: ${grows ? 'up to ' : ''}${m.replicas} replica${m.replicas === 1 ? '' : 's'}`;
       const canvas = document.createElement('canvas');
       const tip = document.createElement('p');
       tip.className = 'hint fleet-tip';
