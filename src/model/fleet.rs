@@ -65,7 +65,7 @@ impl FleetOptions {
 
 /// Outlier ejection as Envoy's `outlier_detection` documents it (field names
 /// and defaults are Envoy's).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OutlierConfig {
     /// Consecutive 5xx (a 5xx answer, a reset, a refused connection, a
     /// timeout) that eject a replica at once (`consecutive_5xx`, default 5).

@@ -59,7 +59,7 @@ pub(crate) struct Health {
 /// The parts of a fleet its health acts on.
 struct Parts<'a> {
     balance: &'a mut Balance,
-    replicas: &'a mut Vec<Server>,
+    replicas: &'a mut [Server],
 }
 
 /// The fleet's timers, as the `aux` of a [`Kind::FleetTimer`].
@@ -217,7 +217,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some((h, _)) = self.health() else {
             return;
         };
-        let Some(cfg) = h.opts.outlier.clone() else {
+        let Some(cfg) = h.opts.outlier else {
             return;
         };
         if !h.in_service.get(r).copied().unwrap_or(false) {
@@ -234,7 +234,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some((h, _)) = self.health() else {
             return false;
         };
-        let Some(cfg) = h.opts.outlier.clone() else {
+        let Some(cfg) = h.opts.outlier else {
             return false;
         };
         let (in_service, ejected) = h.counts();
@@ -284,7 +284,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         match which {
             SWEEP => {
-                let Some(cfg) = h.opts.outlier.clone() else {
+                let Some(cfg) = h.opts.outlier else {
                     return;
                 };
                 for r in 0..h.in_service.len() {
