@@ -86,7 +86,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         // Against the OCC record an attempt starts with a read; otherwise the
         // request itself goes out.
         let (kind, replica) = match &mut self.server {
-            ServerState::Capacity(fleet) => {
+            ServerState::One(_) => (Kind::AtServer, 0),
+            ServerState::Fleet(fleet) => {
                 let mut r = fleet.balance.pick(&mut self.rng.balance);
                 if fleet.retry_other
                     && retries > 0
@@ -188,7 +189,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// The current attempt of `slot` is over at the client (answered or timed
     /// out): one fewer outstanding at its replica.
     fn attempt_over(&mut self, slot: u32, outcome: Outcome) {
-        if let ServerState::Capacity(fleet) = &mut self.server {
+        if let ServerState::Fleet(fleet) = &mut self.server {
             if fleet.balance.chooses() {
                 let r = usize::from(self.slots.get(slot).replica);
                 fleet.balance.done(r);

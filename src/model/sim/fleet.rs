@@ -67,15 +67,23 @@ const SWEEP: u32 = 0;
 const CHECK: u32 = 1;
 const SYNC: u32 = 2;
 
+/// Whether a server config needs anything that takes replicas in and out.
+fn needs_health(cfg: &crate::model::ServerConfig) -> bool {
+    cfg.fleet.outlier.is_some() || cfg.fleet.health_check.is_some() || cfg.fleet.autoscale.is_some()
+}
+
 impl Fleet {
+    /// Whether `cfg` is a fleet: more than one replica, or anything that
+    /// takes replicas in and out of service. Otherwise it is one server.
+    pub(super) fn needed(cfg: &crate::model::ServerConfig) -> bool {
+        cfg.slots() > 1 || needs_health(cfg)
+    }
+
     pub(super) fn new(cfg: &crate::model::ServerConfig) -> Fleet {
         let n = cfg.slots();
         let start = cfg.replicas.max(1) as usize;
         let mut balance = Balance::new(cfg.balancer, n);
-        let needs_health = cfg.fleet.outlier.is_some()
-            || cfg.fleet.health_check.is_some()
-            || cfg.fleet.autoscale.is_some();
-        let health = needs_health.then(|| {
+        let health = needs_health(cfg).then(|| {
             let in_service: Vec<bool> = (0..n).map(|r| r < start).collect();
             balance.set_open(&in_service, false);
             Box::new(Health {
@@ -169,13 +177,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// The fleet's health state with its balancer and replicas, if it has one.
     fn health(&mut self) -> Option<(&mut Health, Parts<'_>)> {
         match &mut self.server {
-            ServerState::Capacity(Fleet {
+            ServerState::Fleet(Fleet {
                 health,
                 balance,
                 replicas,
                 ..
             }) => Some((health.as_deref_mut()?, Parts { balance, replicas })),
-            ServerState::Occ(_) => None,
+            ServerState::One(_) | ServerState::Occ(_) => None,
         }
     }
 

@@ -26,13 +26,20 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             arrived: self.now,
         };
         let r = usize::from(ev.replica);
-        if r == crate::model::balancer::NO_UPSTREAM {
-            // The proxy found no healthy replica: it answers 503 itself.
-            self.respond(job, Outcome::Status503, None);
-            return;
-        }
         let server = match &mut self.server {
-            ServerState::Capacity(fleet) => &mut fleet.replicas[r],
+            ServerState::One(server) => server,
+            ServerState::Fleet(fleet) => {
+                let Some(server) = fleet.replicas.get_mut(r) else {
+                    // The proxy found no healthy replica (`NO_UPSTREAM`): it
+                    // answers 503 itself.
+                    self.respond(job, Outcome::Status503, None);
+                    return;
+                };
+                if let Some(rec) = &mut self.per_replica {
+                    rec.arrival(r, self.now);
+                }
+                server
+            }
             ServerState::Occ(record) => {
                 // The write of an OCC attempt; `aux` is the version it read.
                 let outcome = if record.write(ev.aux) {
@@ -46,9 +53,6 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         // A transient-failure trigger answers 503 at once, drawn from the
         // trigger's own stream.
-        if let Some(rec) = &mut self.per_replica {
-            rec.arrival(r, self.now);
-        }
         let p = server.error_rate();
         if p > 0.0 && self.rng.trigger.random::<f64>() < p {
             self.respond(job, Outcome::Status503, None);
@@ -73,6 +77,18 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    /// Accounts for the queued jobs replica `r` dropped unserved because
+    /// their clients had given up (in the order it dropped them).
+    #[inline(never)]
+    fn depart_dropped(&mut self, r: usize) {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        for job in dropped.drain(..) {
+            self.rec.expired_dropped();
+            self.depart(r, self.now - job.arrived);
+        }
+        self.dropped = dropped;
+    }
+
     /// Sends the answer of a refusal.
     fn refused(&mut self, job: Job, why: Rejection) {
         match why {
@@ -88,11 +104,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// Replica `r` crashes as `job` arrives: it and everything held fail with a
     /// reset, and the replica is back, cold, after its restart time.
     fn crash(&mut self, r: usize, job: Job) {
-        let ServerState::Capacity(fleet) = &mut self.server else {
+        let Some(server) = self.server.replica(r) else {
             return;
         };
         let mut flushed = std::mem::take(&mut self.flushed);
-        let back = fleet.replicas[r].crash(self.now, &mut flushed);
+        let back = server.crash(self.now, &mut flushed);
         self.rec.crash();
         if let Some(rec) = &mut self.per_replica {
             rec.crash(r, self.now);
@@ -160,12 +176,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     pub(super) fn schedule_done(&mut self, r: usize, worker: u32, done_at: SimTime) {
-        let ServerState::Capacity(fleet) = &self.server else {
+        let Some(server) = self.server.replica(r) else {
             return;
         };
         let ev = Event {
             replica: r as u16,
-            ..Event::new(Kind::ServiceDone, worker, fleet.replicas[r].epoch())
+            ..Event::new(Kind::ServiceDone, worker, server.epoch())
         };
         self.queue.push(done_at, ev);
     }
@@ -173,25 +189,24 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// Replica `r` changed: the fleet's gauges, and the most any replica held.
     #[inline]
     pub(super) fn update_server_gauges(&mut self, r: usize) {
-        let ServerState::Capacity(fleet) = &mut self.server else {
-            return;
-        };
-        if let [one] = fleet.replicas.as_slice() {
-            // One server, the common case: its own counts, nothing to sum
-            // (kept small enough to inline into the run loop).
-            let (queued, busy) = (one.queue_len() as u64, one.busy() as u64);
-            self.rec.totals.peak_held = self.rec.totals.peak_held.max(queued + busy);
-            self.rec.set(Gauge::Queue, self.now, queued);
-            self.rec.set(Gauge::Busy, self.now, busy);
-            return;
+        match &self.server {
+            ServerState::One(one) => {
+                // One server, the common case: its own counts, nothing to sum
+                // (kept small enough to inline into the run loop).
+                let (queued, busy) = (one.queue_len() as u64, one.busy() as u64);
+                self.rec.totals.peak_held = self.rec.totals.peak_held.max(queued + busy);
+                self.rec.set(Gauge::Queue, self.now, queued);
+                self.rec.set(Gauge::Busy, self.now, busy);
+            }
+            ServerState::Fleet(_) => self.update_fleet_gauges(r),
+            ServerState::Occ(_) => {}
         }
-        self.update_fleet_gauges(r);
     }
 
     /// [`Self::update_server_gauges`] for a fleet of more than one replica.
     #[inline(never)]
     fn update_fleet_gauges(&mut self, r: usize) {
-        let ServerState::Capacity(fleet) = &mut self.server else {
+        let ServerState::Fleet(fleet) = &mut self.server else {
             return;
         };
         let (queued, busy, held) = fleet.recount(r, self.now);
@@ -205,22 +220,19 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     pub(super) fn on_service_done(&mut self, ev: Event) {
         let r = usize::from(ev.replica);
-        let ServerState::Capacity(fleet) = &mut self.server else {
+        let Some(server) = self.server.replica(r) else {
             return;
         };
-        let mut dropped = std::mem::take(&mut self.dropped);
-        let completed = fleet.replicas[r].complete(
+        let completed = server.complete(
             ev.slot,
             ev.attempt,
             self.now,
             &mut self.rng.service,
-            &mut dropped,
+            &mut self.dropped,
         );
-        for job in dropped.drain(..) {
-            self.rec.expired_dropped();
-            self.depart(r, self.now - job.arrived);
+        if !self.dropped.is_empty() {
+            self.depart_dropped(r);
         }
-        self.dropped = dropped;
         let Some((done, next)) = completed else {
             return;
         };
@@ -281,7 +293,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(outage) = self.world.outages.get(index) else {
             return;
         };
-        if !matches!(self.server, ServerState::Capacity(_)) {
+        if matches!(self.server, ServerState::Occ(_)) {
             return;
         }
         let reply = match outage.kind {
@@ -292,11 +304,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         // The replicas it hits (by default every one: the whole service), in order.
         let hit = self.outage_targets.get(index).cloned().unwrap_or_default();
         for r in hit {
-            let ServerState::Capacity(fleet) = &mut self.server else {
+            let Some(server) = self.server.replica(r) else {
                 return;
             };
             let mut flushed = std::mem::take(&mut self.flushed);
-            fleet.replicas[r].begin_outage(outage.kind, self.now, &mut flushed);
+            server.begin_outage(outage.kind, self.now, &mut flushed);
             self.flush_with(r, &mut flushed, reply);
             self.flushed = flushed;
             self.update_server_gauges(r);
