@@ -1,6 +1,7 @@
 //! Client-side retry behaviour: outcomes and their classes, backoff delays, and the
 //! policy that decides whether and when a failed attempt is tried again.
 
+pub mod amplification;
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
