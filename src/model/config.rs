@@ -319,6 +319,8 @@ pub struct WorldConfig {
     pub server: ServerModel,
     /// Outage windows, sorted by start, not overlapping.
     pub outages: Vec<Outage>,
+    /// The services below the server and who calls whom, if any.
+    pub chain: Option<Box<crate::model::chain::ChainConfig>>,
 }
 
 impl WorldConfig {

@@ -38,6 +38,20 @@ pub enum Kind {
     /// Replica `replica`, started by the autoscaler, is ready; `attempt` is
     /// the start's generation (a start cancelled since is ignored).
     ReplicaReady,
+    /// An attempt of a call reaches tier `aux`'s replica `replica`; `slot`
+    /// is the call's slot (call slots are numbered apart from clients').
+    TierAtServer,
+    /// Worker `slot` of tier `aux`'s replica `replica` finishes its part of
+    /// the attempt it started in epoch `attempt`.
+    TierServiceDone,
+    /// Tier `aux`'s replica `replica` is back from a crash.
+    TierRestart,
+    /// The answer to an attempt of call `slot` arrives at its caller.
+    CallResponse,
+    /// An attempt of call `slot` times out at its caller.
+    CallTimeout,
+    /// Call `slot`'s backoff is over: its next attempt goes out.
+    CallSend,
 }
 
 /// One scheduled event.

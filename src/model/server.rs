@@ -184,6 +184,16 @@ impl Server {
         self.restarted_at = Some(now);
     }
 
+    /// The job worker `worker` holds in `epoch`, if any, and whether it is
+    /// refusing it rather than serving it.
+    pub fn holding(&self, worker: u32, epoch: u32) -> Option<(Job, bool)> {
+        if epoch != self.epoch {
+            return None;
+        }
+        let r = self.running.get(worker as usize)?.as_ref()?;
+        Some((r.job, r.refusing.is_some()))
+    }
+
     /// Jobs waiting in the queue.
     pub fn queue_len(&self) -> usize {
         self.queue.len()

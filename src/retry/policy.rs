@@ -239,6 +239,9 @@ pub struct Strategy {
     pub breaker: Option<BreakerConfig>,
     /// Client-side adaptive throttling shared by every client, if any.
     pub throttle: Option<ThrottleConfig>,
+    /// In a call chain, the policy of the calls to each tier below the
+    /// server (tier 1 first); empty without a chain.
+    pub tiers: Vec<crate::model::chain::TierPolicy>,
 }
 
 #[cfg(test)]

@@ -210,6 +210,7 @@ impl Checker<'_> {
             budget,
             breaker,
             throttle,
+            tiers: Vec::new(),
             name,
             backoff: Backoff {
                 kind,

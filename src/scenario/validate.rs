@@ -95,6 +95,7 @@ impl<'a> Checker<'a> {
             network: self.dist(&f.network.latency, &KeyPath::key("network").join("latency"))?,
             server: self.server(&f.server, &KeyPath::key("server"))?,
             outages,
+            chain: None,
         };
         if matches!(world.server, ServerModel::Occ) {
             if !world.outages.is_empty() {

@@ -4,10 +4,12 @@
 //! `Sim` holds the world's state; its handlers are split by side: `clients`
 //! (requests, attempts, retries) and `server` (admission, service, outages).
 
+mod chain;
 mod clients;
 mod fleet;
 mod server;
 
+pub use chain::TierTotals;
 pub(super) use fleet::Fleet;
 
 use rand_distr::{Distribution, Exp};
@@ -50,6 +52,8 @@ pub struct RunResult {
     /// A fleet's departures from each replica over the run; `None` for one
     /// server.
     pub replica_departures: Option<Vec<crate::metrics::replicas::Departures>>,
+    /// Each tier's figures in a call chain, tier 0 first; `None` without one.
+    pub tiers: Option<Vec<TierTotals>>,
 }
 
 /// Why a run was stopped early. Worlds like these validate (each key is
@@ -242,6 +246,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) per_replica: Option<ReplicaRecorder>,
     /// The replicas each outage hits, in outage order.
     pub(super) outage_targets: Vec<Vec<usize>>,
+    /// The tiers below the server and their calls, if the world has any.
+    pub(super) chain: Option<Box<chain::ChainRun>>,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -299,6 +305,12 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 )),
                 _ => None,
             },
+            chain: match (&world.chain, &world.server) {
+                (Some(c), ServerModel::Capacity(tier0)) => {
+                    Some(Box::new(chain::ChainRun::new(c, tier0, &strategy.tiers)))
+                }
+                _ => None,
+            },
             budget: strategy.budget.as_ref().map(Budget::new),
             breaker: strategy.breaker.as_ref().map(Breaker::new),
             throttle: strategy.throttle.as_ref().map(Throttle::new),
@@ -316,6 +328,15 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             None => (None, None),
         };
         RunResult {
+            tiers: self.chain.map(|c| {
+                // Tier 0's attempts and calls are the users' (the recorder's).
+                let mut tiers = c.totals;
+                tiers[0].attempts = totals.attempts;
+                tiers[0].retries = totals.retries;
+                tiers[0].calls = totals.started;
+                tiers[0].calls_failed = totals.started - totals.succeeded;
+                tiers
+            }),
             replicas,
             replica_departures,
             buckets,
@@ -460,6 +481,12 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::BreakerTimer => self.on_breaker_timer(),
                 Kind::FleetTimer => self.on_fleet_timer(ev.aux),
                 Kind::ReplicaReady => self.on_replica_ready(usize::from(ev.replica), ev.attempt),
+                Kind::TierAtServer => self.on_tier_at_server(ev),
+                Kind::TierServiceDone => self.on_tier_service_done(ev),
+                Kind::TierRestart => self.on_tier_restart(ev),
+                Kind::CallResponse => self.on_call_response(ev),
+                Kind::CallTimeout => self.on_call_timeout(ev),
+                Kind::CallSend => self.on_call_send(ev),
             }
         }
         self.now = end;

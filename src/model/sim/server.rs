@@ -77,6 +77,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    /// In a call chain: the server's worker ended its own part of an
+    /// attempt that makes calls, which it starts (true), or the usual
+    /// completion applies (false).
+    #[cold]
+    #[inline(never)]
+    fn entry_calls(&mut self, r: usize, ev: Event) -> bool {
+        self.chain.as_ref().is_some_and(|c| c.calls_from(0))
+            && self.chain_local_done(0, r, ev.slot, ev.attempt)
+    }
+
     /// Accounts for the queued jobs replica `r` dropped unserved because
     /// their clients had given up (in the order it dropped them).
     #[inline(never)]
@@ -220,6 +230,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     pub(super) fn on_service_done(&mut self, ev: Event) {
         let r = usize::from(ev.replica);
+        if self.chain.is_some() && self.entry_calls(r, ev) {
+            return;
+        }
         let Some(server) = self.server.replica(r) else {
             return;
         };

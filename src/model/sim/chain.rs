@@ -1,0 +1,749 @@
+//! A call chain at run time (work in progress: not reachable from scenarios
+//! yet). Tier 0 is the run's own server, reached by the users' attempts as
+//! in every world; the tiers below it, their calls and their callers' retry
+//! state live here, so a world without a chain pays one check per completion.
+//!
+//! An attempt served at a tier with calls does its own part (the service
+//! time), then makes its calls while its worker stays held; when they end,
+//! the worker is freed and the attempt answered: OK if every call succeeded,
+//! else 503 (the handler fails with its dependency). A call is a logical
+//! request of the callee tier, with the retry policy, timeout and budget its
+//! caller tier has for that tier; it keeps going when its caller is gone
+//! (nobody cancels it) unless it carries the caller's deadline.
+
+use super::{ServerState, Sim};
+use crate::engine::{SimDuration, SimTime};
+use crate::model::Observer;
+use crate::model::chain::{CallMode, Calls, ChainConfig, TierPolicy};
+use crate::model::client::{Phase, Slots};
+use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
+use crate::model::server::{Admission, Job, Rejection, Server};
+use crate::retry::policy::Attempted;
+use crate::retry::{Budget, Decision, Outcome};
+
+/// Each tier's figures over a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TierTotals {
+    /// Attempts that reached the tier (users' attempts for tier 0).
+    pub attempts: u64,
+    /// Of those, retries.
+    pub retries: u64,
+    /// Calls to the tier (logical requests of its callers; 0 for tier 0).
+    pub calls: u64,
+    /// Calls that failed for good (given up by their caller).
+    pub calls_failed: u64,
+    /// Attempts the tier answered OK.
+    pub ok: u64,
+    /// Workers' time on the tier's own part of attempts, ns.
+    pub work_ns: u64,
+    /// Of it, for attempts whose caller had stopped waiting when the
+    /// answer went out.
+    pub wasted_ns: u64,
+}
+
+/// Which call a call slot is, and who waits for it.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    /// The tier called.
+    tier: u8,
+    /// The caller: its tier, replica, worker, and the epoch of its server
+    /// when the call was made (a crash since makes the call an orphan).
+    parent_tier: u8,
+    parent_replica: u16,
+    parent_worker: u32,
+    parent_epoch: u32,
+}
+
+/// A worker holding an attempt while its calls are under way.
+#[derive(Clone, Copy, Debug, Default)]
+struct Hold {
+    /// Its server's epoch when the calls began; 0 with `active` false when
+    /// the worker holds nothing.
+    epoch: u32,
+    active: bool,
+    /// The next call to make (in sequence), calls not yet ended, and
+    /// whether one failed.
+    next: u32,
+    pending: u32,
+    failed: bool,
+    /// When the worker's own part of the attempt ended.
+    local_done: SimTime,
+}
+
+/// The retry state of one tier's callers towards it.
+struct Callers {
+    policy: TierPolicy,
+    budget: Option<Budget>,
+}
+
+/// The chain's run-time state.
+pub(crate) struct ChainRun {
+    /// Tiers 1 and below (tier 0 is the run's server).
+    servers: Vec<ServerState>,
+    calls: Vec<Calls>,
+    /// Workers per replica, per tier.
+    workers: Vec<usize>,
+    /// Per tier, per replica x worker.
+    holds: Vec<Vec<Hold>>,
+    /// The calls in progress, their links, and each tier's callers.
+    slots: Slots,
+    links: Vec<Link>,
+    callers: Vec<Option<Callers>>,
+    /// Each tier's figures.
+    pub(super) totals: Vec<TierTotals>,
+}
+
+impl ChainRun {
+    pub(super) fn new(
+        chain: &ChainConfig,
+        tier0: &crate::model::ServerConfig,
+        policies: &[TierPolicy],
+    ) -> ChainRun {
+        let n = chain.tiers();
+        let servers = chain
+            .services
+            .iter()
+            .map(|s| ServerState::One(Server::new(&s.server)))
+            .collect();
+        let workers: Vec<usize> = std::iter::once(tier0)
+            .chain(chain.services.iter().map(|s| &s.server))
+            .map(|c| c.workers as usize)
+            .collect();
+        let slots_per_tier: Vec<usize> = std::iter::once(tier0)
+            .chain(chain.services.iter().map(|s| &s.server))
+            .map(|c| c.slots() * c.workers as usize)
+            .collect();
+        ChainRun {
+            servers,
+            calls: chain.calls.clone(),
+            workers,
+            holds: slots_per_tier
+                .iter()
+                .map(|&m| vec![Hold::default(); m])
+                .collect(),
+            slots: Slots::new(0),
+            links: Vec::new(),
+            callers: (0..n)
+                .map(|k| {
+                    let p = policies.get(k.checked_sub(1)?)?.clone();
+                    Some(Callers {
+                        budget: p.strategy.budget.as_ref().map(Budget::new),
+                        policy: p,
+                    })
+                })
+                .collect(),
+            totals: vec![TierTotals::default(); n],
+        }
+    }
+
+    /// Whether an attempt at `tier` makes calls.
+    pub(super) fn calls_from(&self, tier: usize) -> bool {
+        self.calls.get(tier).is_some_and(|c| !c.to.is_empty())
+    }
+}
+
+/// Tier `tier`'s server: the run's own for tier 0, else the chain's. (A
+/// function of the two fields, so the rest of the run stays borrowable.)
+fn tier_server<'s>(
+    server: &'s mut ServerState,
+    chain: &'s mut Option<Box<ChainRun>>,
+    tier: usize,
+) -> Option<&'s mut ServerState> {
+    if tier == 0 {
+        return Some(server);
+    }
+    chain.as_mut()?.servers.get_mut(tier - 1)
+}
+
+impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
+    fn chain(&mut self) -> &mut ChainRun {
+        // Only called from the chain's handlers, which exist only with one.
+        self.chain
+            .as_mut()
+            .expect("a chain's handler runs with a chain")
+    }
+
+    /// Worker `worker` of `tier`'s replica `replica` ended its own part of
+    /// an attempt: it starts the attempt's calls. Returns false (doing
+    /// nothing) when the worker is refusing rather than serving, or the
+    /// completion is stale, and the usual completion applies.
+    pub(super) fn chain_local_done(
+        &mut self,
+        tier: usize,
+        replica: usize,
+        worker: u32,
+        epoch: u32,
+    ) -> bool {
+        let now = self.now;
+        let Some(server) =
+            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(replica))
+        else {
+            return false;
+        };
+        let Some((job, false)) = server.holding(worker, epoch) else {
+            return false;
+        };
+        let _ = job;
+        let c = self.chain();
+        let i = replica * c.workers[tier] + worker as usize;
+        let mode = c.calls[tier].mode.unwrap_or(CallMode::Sequence);
+        let count = c.calls[tier].to.len() as u32;
+        c.holds[tier][i] = Hold {
+            epoch,
+            active: true,
+            next: 0,
+            pending: 0,
+            failed: false,
+            local_done: now,
+        };
+        let first = match mode {
+            CallMode::Sequence => 1,
+            CallMode::Parallel => count,
+        };
+        for _ in 0..first {
+            self.make_call(tier, replica, worker, epoch, job.deadline);
+        }
+        true
+    }
+
+    /// The holding worker makes its next call.
+    fn make_call(
+        &mut self,
+        tier: usize,
+        replica: usize,
+        worker: u32,
+        epoch: u32,
+        caller_deadline: SimTime,
+    ) {
+        let now = self.now;
+        let c = self.chain();
+        let i = replica * c.workers[tier] + worker as usize;
+        let hold = &mut c.holds[tier][i];
+        let callee = c.calls[tier].to[hold.next as usize];
+        hold.next += 1;
+        hold.pending += 1;
+        let Some(callers) = c.callers[callee].as_mut() else {
+            return;
+        };
+        let own = callers
+            .policy
+            .strategy
+            .policy
+            .deadline
+            .map_or(SimTime::NEVER, |d| now + d);
+        let deadline_at = if callers.policy.propagate_deadline {
+            own.min(caller_deadline)
+        } else {
+            own
+        };
+        if let Some(b) = &mut callers.budget {
+            b.on_request(now);
+        }
+        let slot = c.slots.allocate();
+        let link = Link {
+            tier: callee as u8,
+            parent_tier: tier as u8,
+            parent_replica: replica as u16,
+            parent_worker: worker,
+            parent_epoch: epoch,
+        };
+        if slot as usize >= c.links.len() {
+            c.links.push(link);
+        } else {
+            c.links[slot as usize] = link;
+        }
+        let r = c.slots.get(slot);
+        r.started = now;
+        r.deadline_at = deadline_at;
+        r.retries = 0;
+        r.backoff_memory = 0.0;
+        r.charged = 0;
+        r.bad = false;
+        c.totals[callee].calls += 1;
+        self.send_call_attempt(slot);
+    }
+
+    /// Sends the next attempt of call `slot`.
+    fn send_call_attempt(&mut self, slot: u32) {
+        let now = self.now;
+        let c = self.chain();
+        let tier = usize::from(c.links[slot as usize].tier);
+        let Some(callers) = c.callers[tier].as_ref() else {
+            return;
+        };
+        let timeout_at = callers.policy.strategy.policy.timeout.map(|t| now + t);
+        let r = c.slots.get(slot);
+        r.attempt = r.attempt.wrapping_add(1);
+        r.phase = Phase::Waiting;
+        r.attempt_deadline = timeout_at.unwrap_or(SimTime::NEVER).min(r.deadline_at);
+        let (attempt, deadline, retries) = (r.attempt, r.attempt_deadline, r.retries);
+        c.totals[tier].attempts += 1;
+        c.totals[tier].retries += u64::from(retries > 0);
+        if deadline < SimTime::NEVER {
+            self.queue
+                .push(deadline, Event::new(Kind::CallTimeout, slot, attempt));
+        }
+        let replica = match tier_server(&mut self.server, &mut self.chain, tier) {
+            Some(ServerState::Fleet(f)) => f.balance.pick(&mut self.rng.balance) as u16,
+            _ => 0,
+        };
+        let hop = self.world.network.sample(&mut self.rng.network);
+        let ev = Event {
+            aux: tier as u32,
+            replica,
+            ..Event::new(Kind::TierAtServer, slot, attempt)
+        };
+        self.queue.push(now + hop, ev);
+    }
+
+    /// Call `slot`'s attempt is still awaited: its deadline.
+    fn live_call(&mut self, slot: u32, attempt: u32) -> Option<SimTime> {
+        let r = self.chain().slots.get(slot);
+        (r.phase == Phase::Waiting && r.attempt == attempt).then_some(r.attempt_deadline)
+    }
+
+    /// An attempt of a call reaches its tier.
+    pub(super) fn on_tier_at_server(&mut self, ev: Event) {
+        let tier = ev.aux as usize;
+        let r = usize::from(ev.replica);
+        let deadline = self.live_call(ev.slot, ev.attempt).unwrap_or(SimTime::ZERO);
+        let job = Job {
+            slot: ev.slot,
+            attempt: ev.attempt,
+            deadline,
+            bad: false,
+            arrived: self.now,
+        };
+        let now = self.now;
+        let Some(server) =
+            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
+        else {
+            self.respond_call(tier, job, Outcome::Status503, None);
+            return;
+        };
+        match server.admit(job, now, &mut self.rng.service) {
+            Admission::Started { worker, done_at } => {
+                self.schedule_tier_done(tier, r, worker, done_at)
+            }
+            Admission::Queued | Admission::Dropped | Admission::Deferred => {}
+            Admission::Rejected(why) => self.refused_call(tier, job, why),
+            Admission::Crash => self.crash_tier(tier, r, job),
+        }
+    }
+
+    fn schedule_tier_done(&mut self, tier: usize, r: usize, worker: u32, done_at: SimTime) {
+        let Some(server) =
+            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
+        else {
+            return;
+        };
+        let ev = Event {
+            aux: tier as u32,
+            replica: r as u16,
+            ..Event::new(Kind::TierServiceDone, worker, server.epoch())
+        };
+        self.queue.push(done_at, ev);
+    }
+
+    fn refused_call(&mut self, tier: usize, job: Job, why: Rejection) {
+        let (outcome, ra) = match why {
+            Rejection::Refused => (Outcome::Refused, None),
+            Rejection::Unavailable(ra) => (Outcome::Status503, ra),
+            Rejection::Shed(ra) => (Outcome::Status429, ra),
+        };
+        self.respond_call(tier, job, outcome, ra);
+    }
+
+    fn crash_tier(&mut self, tier: usize, r: usize, job: Job) {
+        let now = self.now;
+        let mut flushed = std::mem::take(&mut self.flushed);
+        let Some(server) =
+            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
+        else {
+            return;
+        };
+        let back = server.crash(now, &mut flushed);
+        let restart = Event {
+            aux: tier as u32,
+            replica: r as u16,
+            ..Event::new(Kind::TierRestart, 0, 0)
+        };
+        self.queue.push(back, restart);
+        self.respond_call(tier, job, Outcome::Reset, None);
+        for f in flushed.drain(..) {
+            self.chain().totals[tier].work_ns += f.service.0;
+            self.chain().totals[tier].wasted_ns += f.service.0;
+            self.respond_call(tier, f.job, Outcome::Reset, None);
+        }
+        self.flushed = flushed;
+    }
+
+    pub(super) fn on_tier_restart(&mut self, ev: Event) {
+        let now = self.now;
+        if let Some(s) = tier_server(&mut self.server, &mut self.chain, ev.aux as usize)
+            .and_then(|s| s.replica(usize::from(ev.replica)))
+        {
+            s.restart(now);
+        }
+    }
+
+    /// A worker of a tier below 0 ends its part of an attempt.
+    pub(super) fn on_tier_service_done(&mut self, ev: Event) {
+        let tier = ev.aux as usize;
+        let r = usize::from(ev.replica);
+        if self.chain().calls_from(tier) && self.chain_local_done(tier, r, ev.slot, ev.attempt) {
+            return;
+        }
+        self.release_tier_worker(tier, r, ev.slot, ev.attempt, None);
+    }
+
+    /// Frees a worker of `tier` (below 0) and answers what it held: as
+    /// served (`calls_ok` None: no calls), or after its calls.
+    fn release_tier_worker(
+        &mut self,
+        tier: usize,
+        r: usize,
+        worker: u32,
+        epoch: u32,
+        calls_ok: Option<bool>,
+    ) {
+        let now = self.now;
+        let mut dropped = std::mem::take(&mut self.dropped);
+        let Some(server) =
+            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
+        else {
+            return;
+        };
+        let completed = server.complete(worker, epoch, now, &mut self.rng.service, &mut dropped);
+        dropped.clear();
+        self.dropped = dropped;
+        let Some((done, next)) = completed else {
+            return;
+        };
+        if let Some((w, at)) = next {
+            self.schedule_tier_done(tier, r, w, at);
+        }
+        if let Some(why) = done.refused {
+            self.refused_call(tier, done.job, why);
+            return;
+        }
+        let (outcome, local) = match calls_ok {
+            None => (Outcome::Ok, done.service),
+            Some(ok) => {
+                let c = self.chain();
+                let hold = c.holds[tier][r * c.workers[tier] + worker as usize];
+                let local = SimDuration(done.service.0.saturating_sub((now - hold.local_done).0));
+                (if ok { Outcome::Ok } else { Outcome::Status503 }, local)
+            }
+        };
+        let delivered = self.respond_call(tier, done.job, outcome, None);
+        let t = &mut self.chain().totals[tier];
+        t.work_ns += local.0;
+        if !delivered {
+            t.wasted_ns += local.0;
+        } else if outcome == Outcome::Ok {
+            t.ok += 1;
+        }
+    }
+
+    /// Tier 0's worker ends after its calls: it is freed and answers the user.
+    fn release_entry_worker(&mut self, r: usize, worker: u32, epoch: u32, ok: bool) {
+        let now = self.now;
+        let Some(server) = self.server.replica(r) else {
+            return;
+        };
+        let completed =
+            server.complete(worker, epoch, now, &mut self.rng.service, &mut self.dropped);
+        self.dropped.clear();
+        let Some((done, next)) = completed else {
+            return;
+        };
+        if let Some((w, at)) = next {
+            self.schedule_done(r, w, at);
+        }
+        let c = self.chain();
+        let hold = c.holds[0][r * c.workers[0] + worker as usize];
+        let local = SimDuration(done.service.0.saturating_sub((now - hold.local_done).0));
+        let outcome = if ok { Outcome::Ok } else { Outcome::Status503 };
+        let delivered = self.respond(done.job, outcome, None);
+        let t = &mut self.chain().totals[0];
+        t.work_ns += local.0;
+        if !delivered {
+            t.wasted_ns += local.0;
+        } else if ok {
+            t.ok += 1;
+        }
+        self.rec.work(done.service, !delivered);
+        self.rec.departure(now - done.job.arrived);
+        self.update_server_gauges(r);
+    }
+
+    /// Sends a call's attempt its answer; false when nobody waits for it.
+    fn respond_call(
+        &mut self,
+        _tier: usize,
+        job: Job,
+        outcome: Outcome,
+        ra: Option<SimDuration>,
+    ) -> bool {
+        let hop = self.world.network.sample(&mut self.rng.network);
+        let at = self.now + hop;
+        if at >= job.deadline {
+            return false;
+        }
+        let aux = ra.map_or(NO_RETRY_AFTER, |d| {
+            u32::try_from(d.0 / 1_000_000).unwrap_or(u32::MAX - 1)
+        });
+        let ev = Event {
+            outcome: outcome as u8,
+            aux,
+            ..Event::new(Kind::CallResponse, job.slot, job.attempt)
+        };
+        self.queue.push(at, ev);
+        true
+    }
+
+    pub(super) fn on_call_response(&mut self, ev: Event) {
+        if self.live_call(ev.slot, ev.attempt).is_none() {
+            return;
+        }
+        let outcome = Outcome::from_u8(ev.outcome);
+        if outcome == Outcome::Ok {
+            let c = self.chain();
+            let charged = c.slots.get(ev.slot).charged;
+            let tier = usize::from(c.links[ev.slot as usize].tier);
+            if let Some(b) = c.callers[tier].as_mut().and_then(|k| k.budget.as_mut()) {
+                b.on_success(charged);
+            }
+            self.end_call(ev.slot, true);
+        } else {
+            let ra =
+                (ev.aux != NO_RETRY_AFTER).then(|| SimDuration::from_millis(u64::from(ev.aux)));
+            self.call_failed(ev.slot, outcome, ra);
+        }
+    }
+
+    pub(super) fn on_call_timeout(&mut self, ev: Event) {
+        if self.live_call(ev.slot, ev.attempt).is_none() {
+            return;
+        }
+        self.call_failed(ev.slot, Outcome::Timeout, None);
+    }
+
+    pub(super) fn on_call_send(&mut self, ev: Event) {
+        let r = self.chain().slots.get(ev.slot);
+        if r.phase == Phase::BackingOff && r.attempt == ev.attempt {
+            self.send_call_attempt(ev.slot);
+        }
+    }
+
+    fn call_failed(&mut self, slot: u32, outcome: Outcome, ra: Option<SimDuration>) {
+        let now = self.now;
+        let c = self
+            .chain
+            .as_mut()
+            .expect("a chain's handler runs with a chain");
+        let tier = usize::from(c.links[slot as usize].tier);
+        let r = *c.slots.get(slot);
+        let Some(callers) = c.callers[tier].as_mut() else {
+            return;
+        };
+        let mut state = Attempted {
+            retries: r.retries,
+            deadline_at: r.deadline_at,
+            memory: r.backoff_memory,
+        };
+        if let Some(b) = &mut callers.budget {
+            b.on_failure(outcome, r.charged);
+        }
+        let s = &callers.policy.strategy;
+        let mut decision = s.policy.decide(
+            &s.backoff,
+            outcome,
+            ra,
+            &mut state,
+            now,
+            &mut self.rng.jitter,
+        );
+        let mut charged = 0;
+        if let (Decision::Retry(_), Some(b)) = (decision, &mut callers.budget) {
+            match b.try_retry(now, outcome) {
+                Some(cost) => charged = cost,
+                None => decision = Decision::GiveUp(crate::retry::GiveUp::BudgetDenied),
+            }
+        }
+        match decision {
+            Decision::Retry(delay) => {
+                let r = c.slots.get(slot);
+                r.charged = charged;
+                r.retries += 1;
+                r.backoff_memory = state.memory;
+                if delay == SimDuration::ZERO {
+                    self.send_call_attempt(slot);
+                } else {
+                    r.phase = Phase::BackingOff;
+                    let attempt = r.attempt;
+                    self.queue
+                        .push(now + delay, Event::new(Kind::CallSend, slot, attempt));
+                }
+            }
+            Decision::GiveUp(_) => {
+                c.totals[tier].calls_failed += 1;
+                self.end_call(slot, false);
+            }
+        }
+    }
+
+    /// Call `slot` ended (`ok` or failed for good): its caller learns it.
+    fn end_call(&mut self, slot: u32, ok: bool) {
+        let c = self.chain();
+        c.slots.get(slot).phase = Phase::Idle;
+        c.slots.release(slot);
+        let link = c.links[slot as usize];
+        let callee = usize::from(link.tier);
+        if let Some(b) = c.callers[callee].as_mut().and_then(|k| k.budget.as_mut()) {
+            b.on_request_end();
+        }
+        let (tier, replica, worker) = (
+            usize::from(link.parent_tier),
+            usize::from(link.parent_replica),
+            link.parent_worker,
+        );
+        let i = replica * c.workers[tier] + worker as usize;
+        let count = c.calls[tier].to.len() as u32;
+        let mode = c.calls[tier].mode.unwrap_or(CallMode::Sequence);
+        let hold = &mut c.holds[tier][i];
+        if !hold.active || hold.epoch != link.parent_epoch {
+            // An orphan: its caller crashed or was flushed meanwhile.
+            return;
+        }
+        hold.pending -= 1;
+        hold.failed |= !ok;
+        let (next, pending, failed) = (hold.next, hold.pending, hold.failed);
+        let epoch = hold.epoch;
+        let more = match mode {
+            CallMode::Sequence => ok && next < count,
+            CallMode::Parallel => false,
+        };
+        if more {
+            let deadline = tier_server(&mut self.server, &mut self.chain, tier)
+                .and_then(|s| s.replica(replica))
+                .and_then(|s| s.holding(worker, epoch))
+                .map_or(SimTime::ZERO, |(job, _)| job.deadline);
+            self.make_call(tier, replica, worker, epoch, deadline);
+            return;
+        }
+        if pending > 0 {
+            return;
+        }
+        self.chain().holds[tier][i].active = false;
+        if tier == 0 {
+            self.release_entry_worker(replica, worker, epoch, !failed);
+        } else {
+            self.release_tier_worker(tier, replica, worker, epoch, Some(!failed));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::chain::{Calls, ChainConfig, Service, TierPolicy};
+    use crate::model::{Dist, Load, ServerModel, WorldConfig};
+    use crate::retry::amplification::{Tier, chain_load};
+    use crate::retry::{BackoffKind, Strategy};
+
+    /// A world of `tiers` tiers, each calling the next once, the bottom one
+    /// so slow that every attempt at it times out; `users` one-shot users.
+    fn hanging_chain(users: u32, retries: &[u32], timeouts_ms: &[u64]) -> (WorldConfig, Strategy) {
+        let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml"))
+            .expect("the shipped scenario is valid");
+        let mut world = s.world_for(0).into_owned();
+        world.outages.clear();
+        world.load = Load::OneShot { clients: users };
+        world.network = Dist::constant(SimDuration::from_millis(1));
+        let ServerModel::Capacity(mut server) = world.server.clone() else {
+            panic!("capacity server");
+        };
+        server.workers = 100_000;
+        server.queue_capacity = 0;
+        server.overload = Default::default();
+        server.service = Dist::constant(SimDuration::from_millis(1));
+        let n = retries.len();
+        let mut bottom = server.clone();
+        bottom.service = Dist::constant(SimDuration::from_secs(1000));
+        world.server = ServerModel::Capacity(server.clone());
+        world.chain = Some(Box::new(ChainConfig {
+            entry: "t0".into(),
+            services: (1..n)
+                .map(|k| Service {
+                    name: format!("t{k}"),
+                    server: if k + 1 == n {
+                        bottom.clone()
+                    } else {
+                        server.clone()
+                    },
+                })
+                .collect(),
+            calls: (0..n)
+                .map(|k| Calls {
+                    to: if k + 1 < n { vec![k + 1] } else { vec![] },
+                    mode: None,
+                })
+                .collect(),
+        }));
+        let mut strategy = s.strategies[0].clone();
+        let set = |st: &mut Strategy, r: u32, t: u64| {
+            st.backoff.kind = BackoffKind::None;
+            st.policy.max_retries = r;
+            st.policy.timeout = Some(SimDuration::from_millis(t));
+            st.policy.deadline = None;
+            st.budget = None;
+            st.breaker = None;
+            st.throttle = None;
+        };
+        set(&mut strategy, retries[0], timeouts_ms[0]);
+        strategy.tiers = (1..n)
+            .map(|k| {
+                let mut st = strategy.clone();
+                st.tiers.clear();
+                set(&mut st, retries[k], timeouts_ms[k]);
+                TierPolicy {
+                    strategy: st,
+                    propagate_deadline: false,
+                }
+            })
+            .collect();
+        (world, strategy)
+    }
+
+    /// Three tiers of three attempts under total failure: 27 attempts at
+    /// the bottom for each request, as the closed form says, when each
+    /// timeout outlasts the attempts below it.
+    #[test]
+    fn total_failure_reaches_the_bottom_as_the_product_of_attempts() {
+        let users = 50;
+        let retries = [2, 2, 2];
+        let (world, strategy) = hanging_chain(users, &retries, &[2_000, 200, 20]);
+        let result = crate::model::run(&world, &strategy, 1, SimDuration::from_millis(100));
+        let tiers = result.tiers.expect("a chain's run has tier figures");
+        let closed = chain_load(
+            &retries
+                .iter()
+                .enumerate()
+                .map(|(k, &r)| Tier {
+                    retries: r,
+                    fails: if k + 1 == retries.len() { 1.0 } else { 0.0 },
+                    calls: 1,
+                    mode: CallMode::Sequence,
+                })
+                .collect::<Vec<_>>(),
+        );
+        for (k, t) in tiers.iter().enumerate() {
+            let expected = closed[k].worst_case * f64::from(users);
+            assert_eq!(t.attempts as f64, expected, "tier {k}: {t:?}");
+        }
+        assert_eq!(result.totals.attempts, 3 * u64::from(users));
+        assert_eq!(result.totals.succeeded, 0);
+    }
+}
