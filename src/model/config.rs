@@ -261,6 +261,8 @@ pub struct Outage {
     pub end: SimTime,
     /// Which replicas of a fleet it hits (default: all, the whole service).
     pub targets: Targets,
+    /// In a call chain, the tier it hits (0: the server).
+    pub tier: usize,
 }
 
 /// Which replicas of a fleet an outage hits.

@@ -23,6 +23,10 @@ pub struct ScenarioFile {
     pub network: NetworkFile,
     /// The server.
     pub server: ServerFile,
+    /// Services the server calls, and that call each other (`[[service]]`):
+    /// a call chain.
+    #[serde(default, rename = "service")]
+    pub services: Vec<ServerFile>,
     /// Outage windows (`[[outage]]`).
     #[serde(default, rename = "outage")]
     pub outages: Vec<OutageFile>,
@@ -135,6 +139,13 @@ pub struct NetworkFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerFile {
+    /// A call chain: the service's name (`[[service]]` needs one; the
+    /// `[server]`'s is "server" unless given).
+    pub name: Option<String>,
+    /// A call chain: the services each attempt calls, by name, in order.
+    pub calls: Option<Vec<String>>,
+    /// A call chain: `sequence` (default) or `parallel`.
+    pub calls_mode: Option<CallModeFile>,
     /// `capacity` (default) or `occ`.
     pub kind: Option<ServerKindFile>,
     /// Capacity: requests in service at once.
@@ -242,6 +253,16 @@ pub struct AutoscaleFile {
     pub scale_up_stabilization: Option<DurationValue>,
     /// From the decision to a replica in service (required).
     pub startup: Option<DurationValue>,
+}
+
+/// How an attempt makes its calls.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CallModeFile {
+    /// One after another, stopping at the first that fails.
+    Sequence,
+    /// All at once, waiting for all.
+    Parallel,
 }
 
 /// Balancer names.
@@ -366,6 +387,8 @@ pub struct OutageFile {
     pub share: Option<f64>,
     /// A fleet with zones: the zone it hits.
     pub zone: Option<String>,
+    /// A call chain: the service it hits, by name (default the server).
+    pub service: Option<String>,
 }
 
 /// `[metrics]`.
@@ -585,6 +608,12 @@ pub struct RetryFile {
     pub breaker: Option<BreakerFile>,
     /// Client-side adaptive throttling, e.g. `{ k = 2.0 }`.
     pub throttle: Option<ThrottleFile>,
+    /// A call chain: calls carry their caller's deadline (gRPC's deadline
+    /// propagation), default false.
+    pub propagate_deadline: Option<bool>,
+    /// Strategies only, in a call chain: the policy of the calls to each
+    /// service, by name (`[strategy.tiers.database]`), over the strategy's.
+    pub tiers: Option<std::collections::BTreeMap<String, RetryFile>>,
 }
 
 /// A circuit breaker; defaults are resilience4j's.

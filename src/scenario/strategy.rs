@@ -26,7 +26,9 @@ impl Checker<'_> {
         &self,
         defaults: &RetryFile,
         list: &[RetryFile],
+        chain: Option<&crate::model::chain::ChainConfig>,
     ) -> Checked<Vec<Strategy>> {
+        let tiers = self.tier_tables(chain, defaults, list)?;
         self.ensure(
             defaults.name.is_none(),
             &KeyPath::key("retry").join("name"),
@@ -56,16 +58,34 @@ impl Checker<'_> {
                 );
             }
             let top_preset = self.preset(s, &key.join("preset"))?;
-            out.push(self.strategy(
-                name,
-                &Layers {
-                    top: s,
-                    top_preset: top_preset.as_ref(),
-                    defaults,
-                    defaults_preset: defaults_preset.as_ref(),
-                    index: i,
-                },
-            )?);
+            let layers = Layers {
+                tier: None,
+                top: s,
+                top_preset: top_preset.as_ref(),
+                defaults,
+                defaults_preset: defaults_preset.as_ref(),
+                index: i,
+            };
+            let mut strategy = self.strategy(name.clone(), &layers)?;
+            let services = chain.map_or(&[][..], |c| &c.services[..]);
+            for (svc, table) in services.iter().zip(tiers.get(i).into_iter().flatten()) {
+                let empty = RetryFile::default();
+                let t = table.unwrap_or(&empty);
+                let preset = self.preset(t, &key.join("tiers").join(&svc.name).join("preset"))?;
+                let l = Layers {
+                    tier: Some((t, preset.as_ref(), &svc.name)),
+                    ..layers
+                };
+                let mut st = self.strategy(name.clone(), &l)?;
+                st.tiers.clear();
+                strategy.tiers.push(crate::model::chain::TierPolicy {
+                    strategy: st,
+                    propagate_deadline: l
+                        .get("propagate_deadline", |r| r.propagate_deadline)
+                        .is_some_and(|(v, _)| v),
+                });
+            }
+            out.push(strategy);
         }
         Ok(out)
     }
@@ -103,6 +123,7 @@ impl Checker<'_> {
         self.strategy(
             p.name.to_owned(),
             &Layers {
+                tier: None,
                 top: &none,
                 top_preset: Some(&table),
                 defaults: &none,
@@ -423,6 +444,9 @@ fn backoff_kind(b: BackoffFile) -> BackoffKind {
 
 /// A strategy's table over its preset, over the `[retry]` defaults, over theirs.
 struct Layers<'a> {
+    /// In a call chain, the table of one service's calls and its preset,
+    /// with the service's name.
+    tier: Option<(&'a RetryFile, Option<&'a RetryFile>, &'a str)>,
     top: &'a RetryFile,
     top_preset: Option<&'a RetryFile>,
     defaults: &'a RetryFile,
@@ -437,19 +461,29 @@ impl Layers<'_> {
     fn get<T>(&self, field: &str, get: impl Fn(&RetryFile) -> Option<T>) -> Option<(T, KeyPath)> {
         let strategy = KeyPath::key("strategy").at(self.index);
         let retry = KeyPath::key("retry");
-        [
-            (Some(self.top), strategy.join(field)),
-            (self.top_preset, strategy.join("preset")),
-            (Some(self.defaults), retry.join(field)),
-            (self.defaults_preset, retry.join("preset")),
-        ]
-        .into_iter()
-        .find_map(|(table, key)| table.and_then(&get).map(|v| (v, key)))
+        let tier = self.tier.map(|(t, p, name)| {
+            let key = strategy.join("tiers").join(name);
+            [(Some(t), key.join(field)), (p, key.join("preset"))]
+        });
+        tier.into_iter()
+            .flatten()
+            .chain([
+                (Some(self.top), strategy.join(field)),
+                (self.top_preset, strategy.join("preset")),
+                (Some(self.defaults), retry.join(field)),
+                (self.defaults_preset, retry.join("preset")),
+            ])
+            .find_map(|(table, key)| table.and_then(&get).map(|v| (v, key)))
     }
 
-    /// Where an error about a defaulted `field` should point: the strategy table.
+    /// Where an error about a defaulted `field` should point: the strategy
+    /// table (or its table for one service's calls).
     fn path(&self, field: &str) -> KeyPath {
-        KeyPath::key("strategy").at(self.index).join(field)
+        let strategy = KeyPath::key("strategy").at(self.index);
+        match self.tier {
+            Some((_, _, name)) => strategy.join("tiers").join(name).join(field),
+            None => strategy.join(field),
+        }
     }
 }
 

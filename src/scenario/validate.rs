@@ -97,6 +97,11 @@ impl<'a> Checker<'a> {
             outages,
             chain: None,
         };
+        let chain = self.chain(&f, &world.server, world.network.mean_nanos(), duration)?;
+        let world = WorldConfig {
+            outages: self.outage_tiers(&f.outages, world.outages, chain.as_ref())?,
+            ..world
+        };
         if matches!(world.server, ServerModel::Occ) {
             if !world.outages.is_empty() {
                 return self.err(
@@ -111,7 +116,11 @@ impl<'a> Checker<'a> {
                 );
             }
         }
-        let strategies = self.strategies(&f.retry, &f.strategies)?;
+        let strategies = self.strategies(&f.retry, &f.strategies, chain.as_ref())?;
+        let world = WorldConfig {
+            chain: chain.map(Box::new),
+            ..world
+        };
         let overrides = self.strategy_overrides(&f, &world)?;
         self.outage_replicas(&world, &overrides)?;
         let mut scenario = Scenario {
@@ -291,6 +300,18 @@ impl<'a> Checker<'a> {
             };
             let server = match &st.server {
                 Some(s) => {
+                    for (field, set) in [
+                        ("name", s.name.is_some()),
+                        ("calls", s.calls.is_some()),
+                        ("calls_mode", s.calls_mode.is_some()),
+                    ] {
+                        if set {
+                            return self.err(
+                                &key.join("server").join(field),
+                                format!("`{field}` belongs to [server]: a strategy's own server keeps the scenario's calls"),
+                            );
+                        }
+                    }
                     let model = self.server(s, &key.join("server"))?;
                     if matches!(model, ServerModel::Occ) {
                         return self.err(
@@ -370,7 +391,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn server(&self, s: &ServerFile, key: &KeyPath) -> Checked<ServerModel> {
+    pub(super) fn server(&self, s: &ServerFile, key: &KeyPath) -> Checked<ServerModel> {
         let key = key.clone();
         if s.kind == Some(ServerKindFile::Occ) {
             for (field, set) in [
@@ -936,6 +957,7 @@ impl<'a> Checker<'a> {
                 start: SimTime(start.0),
                 end: SimTime(end.0),
                 targets,
+                tier: 0,
             });
         }
         Ok(out)

@@ -20,6 +20,7 @@ use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::{Admission, Job, Rejection, Server};
 use crate::retry::policy::Attempted;
 use crate::retry::{Budget, Decision, Outcome};
+use rand::RngExt;
 
 /// Each tier's figures over a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -103,7 +104,13 @@ impl ChainRun {
         let servers = chain
             .services
             .iter()
-            .map(|s| ServerState::One(Server::new(&s.server)))
+            .map(|s| {
+                if super::Fleet::needed(&s.server) {
+                    ServerState::Fleet(super::Fleet::new(&s.server))
+                } else {
+                    ServerState::One(Server::new(&s.server))
+                }
+            })
             .collect();
         let workers: Vec<usize> = std::iter::once(tier0)
             .chain(chain.services.iter().map(|s| &s.server))
@@ -287,6 +294,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             Some(ServerState::Fleet(f)) => f.balance.pick(&mut self.rng.balance) as u16,
             _ => 0,
         };
+        self.chain().slots.get(slot).replica = replica;
         let hop = self.world.network.sample(&mut self.rng.network);
         let ev = Event {
             aux: tier as u32,
@@ -319,6 +327,18 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
         else {
             self.respond_call(tier, job, Outcome::Status503, None);
+            return;
+        };
+        // A transient-failure trigger answers 503 at once, drawn from the
+        // trigger's own stream.
+        let p = server.error_rate();
+        if p > 0.0 && self.rng.trigger.random::<f64>() < p {
+            self.respond_call(tier, job, Outcome::Status503, None);
+            return;
+        }
+        let Some(server) =
+            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
+        else {
             return;
         };
         match server.admit(job, now, &mut self.rng.service) {
@@ -376,6 +396,48 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.respond_call(tier, f.job, Outcome::Reset, None);
         }
         self.flushed = flushed;
+    }
+
+    /// Outage `index`, which hits a tier below the server, starts (`start`)
+    /// or ends.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn chain_outage(&mut self, index: usize, start: bool) {
+        let Some(outage) = self.world.outages.get(index) else {
+            return;
+        };
+        let (tier, kind) = (outage.tier, outage.kind);
+        let reply = match kind {
+            crate::model::OutageKind::Reset => Some((Outcome::Reset, None)),
+            crate::model::OutageKind::Unavailable { retry_after } => {
+                Some((Outcome::Status503, retry_after))
+            }
+            _ => None,
+        };
+        let now = self.now;
+        let hit = self.outage_targets.get(index).cloned().unwrap_or_default();
+        for r in hit {
+            let mut flushed = std::mem::take(&mut self.flushed);
+            let Some(server) =
+                tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
+            else {
+                return;
+            };
+            if !start {
+                server.end_outage(now);
+                continue;
+            }
+            server.begin_outage(kind, now, &mut flushed);
+            for f in flushed.drain(..) {
+                let t = &mut self.chain().totals[tier];
+                t.work_ns += f.service.0;
+                t.wasted_ns += f.service.0;
+                if let Some((outcome, ra)) = reply {
+                    self.respond_call(tier, f.job, outcome, ra);
+                }
+            }
+            self.flushed = flushed;
+        }
     }
 
     pub(super) fn on_tier_restart(&mut self, ev: Event) {
@@ -503,10 +565,22 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         true
     }
 
+    /// Call `slot`'s attempt is over at its caller: one fewer outstanding at
+    /// the replica it went to.
+    fn call_attempt_over(&mut self, slot: u32) {
+        let c = self.chain();
+        let tier = usize::from(c.links[slot as usize].tier);
+        let r = usize::from(c.slots.get(slot).replica);
+        if let Some(ServerState::Fleet(f)) = tier_server(&mut self.server, &mut self.chain, tier) {
+            f.balance.done(r);
+        }
+    }
+
     pub(super) fn on_call_response(&mut self, ev: Event) {
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
         }
+        self.call_attempt_over(ev.slot);
         let outcome = Outcome::from_u8(ev.outcome);
         if outcome == Outcome::Ok {
             let c = self.chain();
@@ -527,6 +601,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
         }
+        self.call_attempt_over(ev.slot);
         self.call_failed(ev.slot, Outcome::Timeout, None);
     }
 

@@ -293,7 +293,10 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 world
                     .outages
                     .iter()
-                    .map(|o| o.targets.replicas(n))
+                    .map(|o| match (o.tier, &world.chain) {
+                        (0, _) | (_, None) => o.targets.replicas(n),
+                        (k, Some(c)) => o.targets.replicas(c.services[k - 1].server.slots()),
+                    })
                     .collect()
             },
             per_replica: match &world.server {
@@ -463,14 +466,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::Response => self.on_response(ev),
                 Kind::Timeout => self.on_timeout(ev),
                 Kind::OutageStart => self.on_outage_start(ev.aux as usize),
-                Kind::OutageEnd => {
-                    let hit = self.outage_targets.get(ev.aux as usize);
-                    for &r in hit.into_iter().flatten() {
-                        if let Some(s) = self.server.replica(r) {
-                            s.end_outage(t);
-                        }
-                    }
-                }
+                Kind::OutageEnd => self.on_outage_end(ev.aux as usize),
                 Kind::Restart => {
                     if let Some(s) = self.server.replica(usize::from(ev.replica)) {
                         s.restart(t);

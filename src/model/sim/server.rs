@@ -309,6 +309,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if matches!(self.server, ServerState::Occ(_)) {
             return;
         }
+        if outage.tier > 0 {
+            self.chain_outage(index, true);
+            return;
+        }
         let reply = match outage.kind {
             OutageKind::Reset => Some((Outcome::Reset, None)),
             OutageKind::Unavailable { retry_after } => Some((Outcome::Status503, retry_after)),
@@ -329,6 +333,19 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if let OutageKind::Spike { .. } = outage.kind {
             let end = outage.end;
             self.schedule_spike_arrival(index, end);
+        }
+    }
+
+    pub(super) fn on_outage_end(&mut self, index: usize) {
+        if self.world.outages.get(index).is_some_and(|o| o.tier > 0) {
+            self.chain_outage(index, false);
+            return;
+        }
+        let hit = self.outage_targets.get(index);
+        for &r in hit.into_iter().flatten() {
+            if let Some(s) = self.server.replica(r) {
+                s.end_outage(self.now);
+            }
         }
     }
 }

@@ -1,0 +1,438 @@
+//! Checks a call chain: `[[service]]` tables, the `calls` of each tier, and
+//! the policy each strategy gives the calls to each service.
+
+use std::collections::BTreeMap;
+
+use super::error::ScenarioError;
+use super::locate::KeyPath;
+use super::schema::{CallModeFile, RetryFile, ScenarioFile, ServerFile};
+use super::validate::Checker;
+use crate::engine::SimDuration;
+use crate::model::chain::{CallMode, Calls, ChainConfig, Service};
+use crate::model::{ServerConfig, ServerModel};
+
+type Checked<T> = Result<T, ScenarioError>;
+
+/// The name of the `[server]` tier when it has none.
+pub const ENTRY: &str = "server";
+
+fn mode(m: Option<CallModeFile>) -> Option<CallMode> {
+    m.map(|m| match m {
+        CallModeFile::Sequence => CallMode::Sequence,
+        CallModeFile::Parallel => CallMode::Parallel,
+    })
+}
+
+impl Checker<'_> {
+    /// The chain the file declares, if it declares one (a `[[service]]`, or
+    /// `calls` on the server).
+    pub(super) fn chain(
+        &self,
+        f: &ScenarioFile,
+        tier0: &ServerModel,
+        network_mean_ns: f64,
+        duration: SimDuration,
+    ) -> Checked<Option<ChainConfig>> {
+        let server = KeyPath::key("server");
+        if f.services.is_empty() {
+            for (field, set) in [
+                ("name", f.server.name.is_some()),
+                ("calls", f.server.calls.is_some()),
+                ("calls_mode", f.server.calls_mode.is_some()),
+            ] {
+                if set {
+                    return self.err(
+                        &server.join(field),
+                        format!("`{field}` names services the server calls: declare each in a [[service]] table with its `name`"),
+                    );
+                }
+            }
+            return Ok(None);
+        }
+        let ServerModel::Capacity(tier0) = tier0 else {
+            return self.err(
+                &KeyPath::key("service"),
+                "the OCC record calls no services: remove the [[service]] tables",
+            );
+        };
+        let entry = f.server.name.clone().unwrap_or_else(|| ENTRY.to_owned());
+        self.service_name(&entry, &server.join("name"))?;
+        let mut names = vec![entry.clone()];
+        let mut services = Vec::with_capacity(f.services.len());
+        for (i, s) in f.services.iter().enumerate() {
+            let key = KeyPath::key("service").at(i);
+            let Some(name) = s.name.clone() else {
+                return self.err(&key, "every [[service]] needs a `name`, which `calls` use");
+            };
+            self.service_name(&name, &key.join("name"))?;
+            if names.contains(&name) {
+                return self.err(
+                    &key.join("name"),
+                    format!("two tiers are named \"{name}\"; names must be unique (the [server] is \"{entry}\")"),
+                );
+            }
+            names.push(name.clone());
+            let model = self.server(s, &key)?;
+            let ServerModel::Capacity(cfg) = model else {
+                return self.err(
+                    &key.join("kind"),
+                    "a service is a capacity server: remove `kind`",
+                );
+            };
+            self.plain_service(s, &key)?;
+            services.push(Service { name, server: cfg });
+        }
+        let tables: Vec<(&ServerFile, KeyPath)> = std::iter::once((&f.server, server.clone()))
+            .chain(
+                f.services
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (s, KeyPath::key("service").at(i))),
+            )
+            .collect();
+        let mut calls = Vec::with_capacity(tables.len());
+        for (t, key) in &tables {
+            let mut to = Vec::new();
+            for (j, callee) in t.calls.iter().flatten().enumerate() {
+                let Some(k) = names.iter().position(|n| n == callee) else {
+                    return self.err(
+                        &key.join("calls").at(j),
+                        format!(
+                            "no service is named \"{callee}\"; the services are {}",
+                            names[1..]
+                                .iter()
+                                .map(|n| format!("\"{n}\""))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    );
+                };
+                to.push(k);
+            }
+            if t.calls_mode.is_some() && to.is_empty() {
+                return self.err(&key.join("calls_mode"), "`calls_mode` needs `calls`");
+            }
+            calls.push(Calls {
+                to,
+                mode: mode(t.calls_mode),
+            });
+        }
+        self.acyclic(&calls, &names, &tables)?;
+        // Every service is called by someone, through the server.
+        let mut reached = vec![false; names.len()];
+        reached[0] = true;
+        for k in topological(&calls) {
+            if reached[k] {
+                for &c in &calls[k].to {
+                    reached[c] = true;
+                }
+            }
+        }
+        if let Some(k) = reached.iter().position(|r| !r) {
+            return self.err(
+                &KeyPath::key("service").at(k - 1).join("name"),
+                format!("nothing the server calls calls \"{}\": add it to a tier's `calls`, or remove it", names[k]),
+            );
+        }
+        let chain = ChainConfig {
+            entry,
+            services,
+            calls,
+        };
+        self.finishes(&chain, tier0, network_mean_ns, duration, &tables)?;
+        Ok(Some(chain))
+    }
+
+    /// The tier each outage hits (`service`), checked against the chain.
+    pub(super) fn outage_tiers(
+        &self,
+        files: &[super::schema::OutageFile],
+        mut outages: Vec<crate::model::Outage>,
+        chain: Option<&ChainConfig>,
+    ) -> Checked<Vec<crate::model::Outage>> {
+        for (i, (f, o)) in files.iter().zip(outages.iter_mut()).enumerate() {
+            let Some(name) = &f.service else {
+                continue;
+            };
+            let key = KeyPath::key("outage").at(i).join("service");
+            let Some(chain) = chain else {
+                return self.err(&key, "`service` aims at a service of a call chain: declare it in a [[service]] table");
+            };
+            let Some(k) = (0..chain.tiers()).find(|&k| chain.name(k) == name) else {
+                return self.err(
+                    &key,
+                    format!(
+                        "no tier is named \"{name}\"; the tiers are {}",
+                        (0..chain.tiers())
+                            .map(|k| format!("\"{}\"", chain.name(k)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            };
+            if k > 0 {
+                let n = chain.services[k - 1].server.slots();
+                if let crate::model::Targets::List(list) = &o.targets {
+                    if let Some(&bad) = list.iter().find(|&&r| r as usize >= n) {
+                        return self.err(
+                            &KeyPath::key("outage").at(i).join("replicas"),
+                            format!(
+                                "replica {bad} is out of range: \"{name}\" has {n} (from 0 to {})",
+                                n - 1
+                            ),
+                        );
+                    }
+                }
+                if f.zone.is_some() {
+                    return self.err(
+                        &KeyPath::key("outage").at(i).join("zone"),
+                        "zones are the [server]'s: an outage of a service cannot aim at one",
+                    );
+                }
+                if matches!(o.kind, crate::model::OutageKind::Spike { .. }) {
+                    return self.err(
+                        &key,
+                        "a load spike adds users' requests: it hits the server",
+                    );
+                }
+            }
+            o.tier = k;
+        }
+        Ok(outages)
+    }
+
+    fn service_name(&self, name: &str, key: &KeyPath) -> Checked<()> {
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
+        self.ensure(ok, key, || {
+            format!("service name \"{name}\": use letters, digits, '-' and '_' only")
+        })
+    }
+
+    /// What a service below the server cannot have yet.
+    fn plain_service(&self, s: &ServerFile, key: &KeyPath) -> Checked<()> {
+        for (field, set) in [
+            ("zones", s.zones.is_some()),
+            ("outlier", s.outlier.is_some()),
+            ("health_check", s.health_check.is_some()),
+            ("autoscale", s.autoscale.is_some()),
+            ("retry_other_replica", s.retry_other_replica.is_some()),
+            (
+                "healthy_panic_threshold",
+                s.healthy_panic_threshold.is_some(),
+            ),
+        ] {
+            if set {
+                return self.err(
+                    &key.join(field),
+                    format!("`{field}` applies to the [server]'s fleet only; a [[service]] has replicas and a balancer"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A cycle of calls never ends: the error is at the call that closes it.
+    fn acyclic(
+        &self,
+        calls: &[Calls],
+        names: &[String],
+        tables: &[(&ServerFile, KeyPath)],
+    ) -> Checked<()> {
+        // 0 unvisited, 1 on the path, 2 done.
+        fn visit(
+            k: usize,
+            calls: &[Calls],
+            state: &mut [u8],
+            path: &mut Vec<usize>,
+        ) -> Option<(usize, usize)> {
+            state[k] = 1;
+            path.push(k);
+            for (j, &c) in calls[k].to.iter().enumerate() {
+                match state[c] {
+                    1 => return Some((k, j)),
+                    0 => {
+                        if let Some(found) = visit(c, calls, state, path) {
+                            return Some(found);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            path.pop();
+            state[k] = 2;
+            None
+        }
+        let mut state = vec![0u8; calls.len()];
+        for start in 0..calls.len() {
+            if state[start] != 0 {
+                continue;
+            }
+            let mut path = Vec::new();
+            if let Some((k, j)) = visit(start, calls, &mut state, &mut path) {
+                let back = calls[k].to[j];
+                let from = path.iter().position(|&p| p == back).unwrap_or(0);
+                let cycle: Vec<&str> = path[from..]
+                    .iter()
+                    .chain(std::iter::once(&back))
+                    .map(|&p| names[p].as_str())
+                    .collect();
+                return self.err(
+                    &tables[k].1.join("calls").at(j),
+                    format!(
+                        "calls go round in a cycle ({}): a request would never end",
+                        cycle.join(" -> ")
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A request that cannot get through the chain within the run is an
+    /// error: the fastest pass (mean service times, two network hops a
+    /// call, parallel calls overlapping) must fit in the duration.
+    fn finishes(
+        &self,
+        chain: &ChainConfig,
+        tier0: &ServerConfig,
+        network_mean_ns: f64,
+        duration: SimDuration,
+        tables: &[(&ServerFile, KeyPath)],
+    ) -> Checked<()> {
+        let order = topological(&chain.calls);
+        let mut time = vec![0.0f64; chain.tiers()];
+        for &k in order.iter().rev() {
+            let own = if k == 0 {
+                tier0.service.mean_nanos()
+            } else {
+                chain.services[k - 1].server.service.mean_nanos()
+            };
+            let each = chain.calls[k]
+                .to
+                .iter()
+                .map(|&c| time[c] + 2.0 * network_mean_ns);
+            let below = match chain.calls[k].mode.unwrap_or(CallMode::Sequence) {
+                CallMode::Sequence => each.sum::<f64>(),
+                CallMode::Parallel => each.fold(0.0, f64::max),
+            };
+            time[k] = own + below;
+        }
+        let total = time[0] + 2.0 * network_mean_ns;
+        self.ensure(total < duration.0 as f64, &tables[0].1.join("calls"), || {
+            format!(
+                "one request through the chain takes at least {} on average (service times and network hops), longer than the run ({duration}): fewer calls, faster services or a longer duration",
+                SimDuration::from_nanos_f64(total)
+            )
+        })
+    }
+
+    /// Each strategy's policy for the calls to each service (tier 1 first):
+    /// `[strategy.tiers.NAME]` over the strategy's own keys.
+    pub(super) fn tier_tables<'f>(
+        &self,
+        chain: Option<&ChainConfig>,
+        defaults: &'f RetryFile,
+        list: &'f [RetryFile],
+    ) -> Checked<Vec<Vec<Option<&'f RetryFile>>>> {
+        if chain.is_none() {
+            let tables = std::iter::once((defaults, KeyPath::key("retry"))).chain(
+                list.iter()
+                    .enumerate()
+                    .map(|(i, s)| (s, KeyPath::key("strategy").at(i))),
+            );
+            for (t, key) in tables {
+                if t.propagate_deadline.is_some() {
+                    return self.err(
+                        &key.join("propagate_deadline"),
+                        "`propagate_deadline` applies to calls between services: declare the services in [[service]] tables",
+                    );
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for (i, s) in list.iter().enumerate() {
+            let key = KeyPath::key("strategy").at(i);
+            let tiers: &BTreeMap<String, RetryFile> = match &s.tiers {
+                Some(t) => t,
+                None => {
+                    out.push(chain.map_or(Vec::new(), |c| vec![None; c.services.len()]));
+                    continue;
+                }
+            };
+            let Some(chain) = chain else {
+                return self.err(
+                    &key.join("tiers"),
+                    "`tiers` sets the policy of calls between services: declare the services in [[service]] tables",
+                );
+            };
+            for (name, t) in tiers {
+                let tk = key.join("tiers").join(name);
+                if !chain.services.iter().any(|s| &s.name == name) {
+                    return self.err(
+                        &tk,
+                        format!(
+                            "no service is named \"{name}\"; the services are {}",
+                            chain
+                                .services
+                                .iter()
+                                .map(|s| format!("\"{}\"", s.name))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    );
+                }
+                for (field, set) in [
+                    ("name", t.name.is_some()),
+                    ("clients", t.clients.is_some()),
+                    ("server", t.server.is_some()),
+                    ("tiers", t.tiers.is_some()),
+                ] {
+                    if set {
+                        return self.err(
+                            &tk.join(field),
+                            format!("`{field}` cannot be set for one service's calls"),
+                        );
+                    }
+                }
+            }
+            out.push(
+                chain
+                    .services
+                    .iter()
+                    .map(|svc| tiers.get(&svc.name))
+                    .collect(),
+            );
+        }
+        if defaults.tiers.is_some() {
+            return self.err(
+                &KeyPath::key("retry").join("tiers"),
+                "`tiers` belongs to each [[strategy]]",
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// The tiers in an order where every caller comes before its callees.
+fn topological(calls: &[Calls]) -> Vec<usize> {
+    fn visit(k: usize, calls: &[Calls], seen: &mut [bool], out: &mut Vec<usize>) {
+        if seen[k] {
+            return;
+        }
+        seen[k] = true;
+        for &c in &calls[k].to {
+            visit(c, calls, seen, out);
+        }
+        out.push(k);
+    }
+    let mut seen = vec![false; calls.len()];
+    let mut out = Vec::with_capacity(calls.len());
+    for k in 0..calls.len() {
+        visit(k, calls, &mut seen, &mut out);
+    }
+    out.reverse();
+    out
+}
