@@ -8,6 +8,7 @@ pub mod html;
 pub mod replicas_csv;
 pub mod summary_csv;
 pub mod sweep_csv;
+pub mod tiers_csv;
 pub mod timeseries_csv;
 
 use crate::metrics::Report;
@@ -41,6 +42,7 @@ pub fn csv_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(summary_csv::SummaryCsv),
         Box::new(timeseries_csv::TimeseriesCsv),
         Box::new(replicas_csv::ReplicasCsv),
+        Box::new(tiers_csv::TiersCsv),
     ]
 }
 

@@ -366,6 +366,67 @@ pub const REPLICAS: [Column; 9] = [
     ),
 ];
 
+/// `tiers.csv`, in order: a call chain's tiers, one row per (strategy, tier).
+pub const TIERS: [Column; 12] = [
+    col("strategy", "strategy", AsIs, "which run"),
+    col(
+        "tier",
+        "tier",
+        AsIs,
+        "0 for the server the users call, then the services in file order",
+    ),
+    col("service", "service", AsIs, "the tier's name"),
+    col(
+        "calls",
+        "calls",
+        AsIs,
+        "logical requests to the tier: the users' requests for tier 0, its callers' calls below",
+    ),
+    col(
+        "calls_failed",
+        "calls failed",
+        AsIs,
+        "of those, the ones their caller gave up on (for tier 0, the users' requests that did not succeed)",
+    ),
+    col(
+        "attempts",
+        "attempts",
+        AsIs,
+        "attempts that reached the tier, retries included",
+    ),
+    col("retries", "retries", AsIs, "of those, retries"),
+    col(
+        "amplification",
+        "amplification",
+        Decimals(3),
+        "attempts at the tier per request the users started",
+    ),
+    col(
+        "ok",
+        "ok",
+        AsIs,
+        "attempts the tier answered OK to a caller still waiting",
+    ),
+    col(
+        "work_s",
+        "work",
+        Seconds(3),
+        "worker time on the tier's own part of attempts (time held waiting for calls excluded)",
+    ),
+    col(
+        "wasted_s",
+        "wasted",
+        Seconds(3),
+        "of it, for attempts whose caller had stopped waiting, or that a crash or an outage threw away",
+    ),
+    col(
+        "wasted_share",
+        "wasted share",
+        Decimals(3),
+        "wasted over work",
+    ),
+];
+
 /// The column of `summary.csv` named `name`.
 pub fn summary(name: &str) -> Option<&'static Column> {
     SUMMARY.iter().find(|c| c.name == name)

@@ -22,6 +22,9 @@ pub struct StrategyReport {
     /// A fleet's per-replica series (`replicas x buckets`, replica by
     /// replica, buckets as `buckets`); `None` for one server.
     pub replicas: Option<Vec<crate::metrics::replicas::ReplicaBucket>>,
+    /// In a call chain, each tier's name and figures, tier 0 (the server)
+    /// first; `None` without a chain.
+    pub tiers: Option<Vec<(String, crate::model::sim::TierTotals)>>,
 }
 
 /// A scenario's results, strategies in file order.

@@ -385,6 +385,7 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, &(name, rec, failed, lost, crashes))| StrategyReport {
+                    tiers: None,
                     name: name.into(),
                     summary: Summary {
                         logical_requests: 1000,

@@ -432,6 +432,7 @@ mod tests {
             runs: recoveries
                 .iter()
                 .map(|&t| StrategyReport {
+                    tiers: None,
                     name: "s".into(),
                     summary: summary(t),
                     buckets: Vec::new(),

@@ -20,8 +20,14 @@ pub fn simulate(s: &Scenario) -> Report {
         .par_iter()
         .enumerate()
         .map(|(i, strategy)| {
-            let m = model::run_measured(&s.world_for(i), strategy, s.seed, &s.metrics);
+            let world = s.world_for(i);
+            let m = model::run_measured(&world, strategy, s.seed, &s.metrics);
+            let names = world
+                .chain
+                .as_ref()
+                .map(|c| (0..c.tiers()).map(|k| c.name(k).to_owned()));
             StrategyReport {
+                tiers: names.zip(m.run.tiers).map(|(n, t)| n.zip(t).collect()),
                 name: strategy.name.clone(),
                 summary: m.summary,
                 buckets: m.run.buckets,
