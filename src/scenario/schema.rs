@@ -139,13 +139,6 @@ pub struct NetworkFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerFile {
-    /// A call chain: the service's name (`[[service]]` needs one; the
-    /// `[server]`'s is "server" unless given).
-    pub name: Option<String>,
-    /// A call chain: the services each attempt calls, by name, in order.
-    pub calls: Option<Vec<String>>,
-    /// A call chain: `sequence` (default) or `parallel`.
-    pub calls_mode: Option<CallModeFile>,
     /// `capacity` (default) or `occ`.
     pub kind: Option<ServerKindFile>,
     /// Capacity: requests in service at once.
@@ -193,7 +186,13 @@ pub struct ServerFile {
     /// A fleet: active health checks.
     pub health_check: Option<HealthCheckFile>,
     /// A fleet: horizontal autoscaling (Kubernetes' HPA).
-    pub autoscale: Option<AutoscaleFile>,
+    pub autoscale: Option<AutoscaleFile>,    /// A call chain: the service's name (`[[service]]` needs one; the
+    /// `[server]`'s is "server" unless given).
+    pub name: Option<String>,
+    /// A call chain: the services each attempt calls, by name, in order.
+    pub calls: Option<Vec<String>>,
+    /// A call chain: `sequence` (default) or `parallel`.
+    pub calls_mode: Option<CallModeFile>,
 }
 
 /// `[server.outlier]`: Envoy's `outlier_detection` fields, Envoy's defaults.

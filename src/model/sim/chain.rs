@@ -90,6 +90,8 @@ pub(crate) struct ChainRun {
     slots: Slots,
     links: Vec<Link>,
     callers: Vec<Option<Callers>>,
+    /// Whether each tier receives its callers' deadlines.
+    knows_deadline: Vec<bool>,
     /// Each tier's figures.
     pub(super) totals: Vec<TierTotals>,
 }
@@ -104,11 +106,17 @@ impl ChainRun {
         let servers = chain
             .services
             .iter()
-            .map(|s| {
-                if super::Fleet::needed(&s.server) {
-                    ServerState::Fleet(super::Fleet::new(&s.server))
+            .zip(policies)
+            .map(|(s, p)| {
+                // A callee that receives its callers' deadline drops queued
+                // work whose deadline has passed (gRPC fails it with
+                // DEADLINE_EXCEEDED without running the handler).
+                let mut cfg = s.server.clone();
+                cfg.drop_expired |= p.propagate_deadline;
+                if super::Fleet::needed(&cfg) {
+                    ServerState::Fleet(super::Fleet::new(&cfg))
                 } else {
-                    ServerState::One(Server::new(&s.server))
+                    ServerState::One(Server::new(&cfg))
                 }
             })
             .collect();
@@ -130,6 +138,9 @@ impl ChainRun {
                 .collect(),
             slots: Slots::new(0),
             links: Vec::new(),
+            knows_deadline: (0..n)
+                .map(|k| k > 0 && policies.get(k - 1).is_some_and(|p| p.propagate_deadline))
+                .collect(),
             callers: (0..n)
                 .map(|k| {
                     let p = policies.get(k.checked_sub(1)?)?.clone();
@@ -190,8 +201,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some((job, false)) = server.holding(worker, epoch) else {
             return false;
         };
-        let _ = job;
         let c = self.chain();
+        if c.knows_deadline[tier] && job.deadline <= now {
+            // Its caller has given up and the handler knows it: no calls.
+            return false;
+        }
         let i = replica * c.workers[tier] + worker as usize;
         let mode = c.calls[tier].mode.unwrap_or(CallMode::Sequence);
         let count = c.calls[tier].to.len() as u32;

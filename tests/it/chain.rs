@@ -1,0 +1,361 @@
+//! Call chains through the real binary: `tiers.csv` against the closed forms
+//! of retries at every layer, requests conserved at every tier, the same
+//! bytes on any thread count, deadline propagation cutting wasted work, and
+//! bad chains refused at their keys.
+
+use std::fs;
+use std::path::Path;
+
+use retry_storm::retry::amplification::{CallMode, Tier, chain_load};
+
+use crate::common::sim;
+
+/// Three tiers, `front -> back -> db`, roomy enough never to queue much;
+/// `outage` and `strategies` are appended.
+fn chain_world(outage: &str, strategies: &str) -> String {
+    format!(
+        r#"
+name = "chain"
+seed = 5
+duration = "40s"
+[clients]
+model = "closed"
+count = 100
+think = {{ dist = "exponential", mean = "200ms" }}
+[network]
+latency = {{ dist = "constant", value = "1ms" }}
+[server]
+name = "front"
+workers = 400
+queue = 10000
+service = {{ dist = "exponential", mean = "1ms" }}
+calls = ["back"]
+[[service]]
+name = "back"
+workers = 400
+queue = 10000
+service = {{ dist = "exponential", mean = "1ms" }}
+calls = ["db"]
+[[service]]
+name = "db"
+workers = 400
+queue = 10000
+service = {{ dist = "exponential", mean = "2ms" }}
+{outage}
+[metrics]
+baseline = "5s"
+bucket = "100ms"
+[retry]
+backoff = "none"
+timeout = "10s"
+retry_on = ["503", "reset", "timeout"]
+{strategies}
+"#
+    )
+}
+
+fn csv(path: &Path) -> Vec<Vec<String>> {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+fn run(dir: &Path, name: &str, text: &str, threads: &str) -> std::path::PathBuf {
+    let file = dir.join(format!("{name}.toml"));
+    fs::write(&file, text).unwrap();
+    let out = dir.join(name);
+    sim()
+        .env("RAYON_NUM_THREADS", threads)
+        .arg("run")
+        .arg(&file)
+        .args(["-q", "--no-plots", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+/// Each row of tiers.csv as (strategy, tier, calls, calls_failed, attempts, ok).
+fn tiers(out: &Path) -> Vec<(String, usize, u64, u64, u64, u64)> {
+    let rows = csv(&out.join("tiers.csv"));
+    let h = &rows[0];
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    rows[1..]
+        .iter()
+        .map(|r| {
+            let n = |name: &str| r[col(name)].parse::<u64>().unwrap();
+            (
+                r[col("strategy")].clone(),
+                n("tier") as usize,
+                n("calls"),
+                n("calls_failed"),
+                n("attempts"),
+                n("ok"),
+            )
+        })
+        .collect()
+}
+
+/// The database fails 40% of attempts by itself, independently (an
+/// `errors` trigger), from 5 s to the end of the 40 s run; each layer
+/// retries up to twice. While the failures last, the attempts per call at
+/// each tier are the truncated geometric sums of `chain_load`, `A1` at back
+/// and `A2` at the database; before, one. Over the run the attempts per call
+/// mix the two periods, weighted by the calls in each: at back by time
+/// (its calls are the users' attempts, whose rate barely moves), at the
+/// database by time and by `A1` (back's retries are its calls).
+#[test]
+fn independent_failures_load_each_tier_as_the_geometric_sums_say() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = chain_world(
+        "[[outage]]\nkind = \"errors\"\np = 0.4\nservice = \"db\"\nstart = \"5s\"\nend = \"40s\"",
+        "[[strategy]]\nname = \"everywhere\"\nmax_retries = 2",
+    );
+    let out = run(dir.path(), "geometric", &text, "1");
+    let rows = tiers(&out);
+    let closed = chain_load(&[
+        Tier {
+            retries: 2,
+            fails: 0.0,
+            calls: 1,
+            mode: CallMode::Sequence,
+        },
+        Tier {
+            retries: 2,
+            fails: 0.0,
+            calls: 1,
+            mode: CallMode::Sequence,
+        },
+        Tier {
+            retries: 2,
+            fails: 0.4,
+            calls: 1,
+            mode: CallMode::Sequence,
+        },
+    ]);
+    let (a1, a2) = (closed[1].attempts_per_call, closed[2].attempts_per_call);
+    // 1 + 0.4 + 0.16 at the database; back retries when all three failed.
+    assert!((a2 - 1.56).abs() < 1e-12 && (a1 - (1.0 + 0.064 + 0.064 * 0.064)).abs() < 1e-12);
+    let expected = [
+        (1, (5.0 + 35.0 * a1) / 40.0),
+        (2, (5.0 + 35.0 * a1 * a2) / (5.0 + 35.0 * a1)),
+    ];
+    // About 20 000 calls reach each tier; attempts per call vary with a
+    // standard deviation under 0.8, so the mean is within 0.6% of its
+    // expectation at 3.5 standard errors; the users' rate moves by under 1%
+    // between the periods (latency rises a few ms against 200 ms of think
+    // time). A 1.5% tolerance holds that, and fails a tier that does not
+    // retry (1.0 against 1.06 and 1.49) or retries once more (3.5% off).
+    for (k, mixed) in expected {
+        let (_, _, calls, _, attempts, _) = rows[k].clone();
+        let per_call = attempts as f64 / calls as f64;
+        assert!(
+            (per_call - mixed).abs() < 0.015 * mixed,
+            "tier {k}: {per_call} attempts per call, expected {mixed}"
+        );
+    }
+}
+
+/// Every call into a tier is answered OK, failed for good, or still under
+/// way at the end; every OK at a tier is one successful call of its
+/// callers; the calls into tier k+1 are at most the attempts at tier k
+/// (one call each, made after the tier's own part). And the output is
+/// the same bytes on one thread and on two.
+#[test]
+fn requests_are_conserved_tier_by_tier_on_any_thread_count() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = chain_world(
+        "[[outage]]\nkind = \"reset\"\nservice = \"db\"\nstart = \"10s\"\nend = \"14s\"",
+        "[[strategy]]\nname = \"everywhere\"\nmax_retries = 2\n[[strategy]]\nname = \"top-only\"\nmax_retries = 2\n[strategy.tiers.back]\nmax_retries = 0\n[strategy.tiers.db]\nmax_retries = 0",
+    );
+    let one = run(dir.path(), "one", &text, "1");
+    let two = run(dir.path(), "two", &text, "2");
+    for f in ["tiers.csv", "summary.csv", "timeseries.csv"] {
+        assert_eq!(
+            fs::read(one.join(f)).unwrap(),
+            fs::read(two.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let rows = tiers(&one);
+    for strategy in ["everywhere", "top-only"] {
+        let t: Vec<_> = rows.iter().filter(|r| r.0 == strategy).collect();
+        assert_eq!(t.len(), 3);
+        for k in 1..3 {
+            let (calls, failed, attempts, ok) = (t[k].2, t[k].3, t[k].4, t[k].5);
+            // OKs are answers to attempts; each call has at most one OK.
+            assert!(ok + failed <= calls, "{strategy} tier {k}: {:?}", t[k]);
+            // What is neither is in progress at the end: a few at most.
+            assert!(calls - ok - failed < 50, "{strategy} tier {k}: {:?}", t[k]);
+            assert!(attempts >= calls, "{strategy} tier {k}: {:?}", t[k]);
+            // One call per attempt above, at most.
+            assert!(calls <= t[k - 1].4, "{strategy} tier {k}");
+        }
+        if strategy == "top-only" {
+            for below in &t[1..] {
+                assert_eq!(below.4, below.2, "no retries below the top: {below:?}");
+            }
+        }
+    }
+    let everywhere: u64 = rows
+        .iter()
+        .filter(|r| r.0 == "everywhere" && r.1 == 2)
+        .map(|r| r.4)
+        .sum();
+    let top: u64 = rows
+        .iter()
+        .filter(|r| r.0 == "top-only" && r.1 == 2)
+        .map(|r| r.4)
+        .sum();
+    assert!(
+        everywhere > top,
+        "retries at every layer hit the database more: {everywhere} against {top}"
+    );
+}
+
+/// A brownout makes the database 20 times slower, and with 16 workers it
+/// queues. With the callers' deadline carried down, no call outlives the
+/// attempt it serves, and the database drops queued work whose deadline
+/// has passed: less work is wasted below the server, and fewer users' requests fail.
+/// (Work already running when its deadline passes is still wasted: nothing
+/// stops a running handler here, so the cut is a quarter, not all.)
+#[test]
+fn deadline_propagation_cuts_the_work_done_for_callers_that_left() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = chain_world(
+        "[[outage]]\nkind = \"brownout\"\nfactor = 0.05\nservice = \"db\"\nstart = \"10s\"\nend = \"20s\"",
+        "[[strategy]]\nname = \"plain\"\ntimeout = \"100ms\"\nmax_retries = 1\n[[strategy]]\nname = \"propagated\"\ntimeout = \"100ms\"\nmax_retries = 1\npropagate_deadline = true",
+    );
+    let db = text.rfind("workers = 400").unwrap();
+    let text = format!("{}workers = 16{}", &text[..db], &text[db + 13..]);
+    let out = run(dir.path(), "deadline", &text, "1");
+    let rows = csv(&out.join("tiers.csv"));
+    let h = &rows[0];
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let wasted = |strategy: &str| -> f64 {
+        rows[1..]
+            .iter()
+            .filter(|r| r[col("strategy")] == strategy && r[col("tier")] != "0")
+            .map(|r| r[col("wasted_s")].parse::<f64>().unwrap())
+            .sum()
+    };
+    let (plain, propagated) = (wasted("plain"), wasted("propagated"));
+    assert!(
+        plain > 0.0,
+        "a slow database wastes work without propagation"
+    );
+    assert!(
+        propagated < 0.85 * plain,
+        "propagation cuts the waste below: {propagated} s against {plain} s"
+    );
+    let failed = |strategy: &str| -> u64 {
+        rows[1..]
+            .iter()
+            .find(|r| r[col("strategy")] == strategy && r[col("tier")] == "0")
+            .map(|r| r[col("calls_failed")].parse().unwrap())
+            .unwrap()
+    };
+    assert!(failed("propagated") < failed("plain"));
+}
+
+/// `sim validate FILE` refuses the file (exit 2): its message.
+fn invalid(dir: &Path, i: usize, text: &str) -> String {
+    let file = dir.join(format!("bad{i}.toml"));
+    fs::write(&file, text).unwrap();
+    let out = dir.join(format!("out{i}"));
+    let a = sim()
+        .arg("run")
+        .arg(&file)
+        .args(["-q", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert!(!out.exists(), "nothing is written");
+    crate::common::stderr(&a)
+}
+
+/// Bad chains are errors at their keys, exit 2, and write nothing.
+#[test]
+fn bad_chains_name_their_keys() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let ok = chain_world("", "[[strategy]]\nname = \"a\"");
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            ok.replace("calls = [\"db\"]", "calls = [\"dbx\"]"),
+            "service[0].calls[0]",
+            "no service is named \"dbx\"",
+        ),
+        (
+            ok.replace(
+                "mean = \"2ms\" }\n",
+                "mean = \"2ms\" }\ncalls = [\"back\"]\n",
+            ),
+            "service[1].calls[0]",
+            "cycle (back -> db -> back)",
+        ),
+        (
+            ok.replace("calls = [\"db\"]\n", ""),
+            "service[1].name",
+            "nothing the server calls calls \"db\"",
+        ),
+        (
+            ok.replace(
+                "name = \"a\"",
+                "name = \"a\"\n[strategy.tiers.dbx]\nmax_retries = 0",
+            ),
+            "strategy[0].tiers.dbx",
+            "no service is named \"dbx\"",
+        ),
+        (
+            ok.replace("duration = \"40s\"", "duration = \"6ms\"")
+                .replace("baseline = \"5s\"", "baseline = \"1ms\"")
+                .replace("bucket = \"100ms\"", "bucket = \"1ms\""),
+            "server.calls",
+            "longer than the run",
+        ),
+        (
+            chain_world(
+                "[[outage]]\nkind = \"reset\"\nservice = \"cache\"\nstart = \"10s\"\nend = \"14s\"",
+                "[[strategy]]\nname = \"a\"",
+            ),
+            "outage[0].service",
+            "no tier is named \"cache\"",
+        ),
+    ];
+    for (i, (text, key, words)) in cases.iter().enumerate() {
+        let err = invalid(dir.path(), i, text);
+        assert!(
+            err.contains(&format!("key `{key}`")) && err.contains(words),
+            "case {i}: {err}"
+        );
+    }
+    // Chain keys without a chain.
+    let single = ok
+        .split("[[service]]")
+        .next()
+        .unwrap()
+        .replace("calls = [\"back\"]\n", "")
+        .replace("name = \"front\"\n", "")
+        + "[metrics]\nbaseline = \"5s\"\n[[strategy]]\nname = \"a\"\n";
+    let cases = [
+        (
+            single.replace("[server]\n", "[server]\ncalls = [\"back\"]\n"),
+            "server.calls",
+            "declare each in a [[service]] table",
+        ),
+        (
+            single.replace("name = \"a\"", "name = \"a\"\npropagate_deadline = true"),
+            "strategy[0].propagate_deadline",
+            "calls between services",
+        ),
+    ];
+    for (i, (text, key, words)) in cases.iter().enumerate() {
+        let err = invalid(dir.path(), 100 + i, text);
+        assert!(
+            err.contains(&format!("key `{key}`")) && err.contains(words),
+            "single case {i}: {err}"
+        );
+    }
+}
