@@ -26,12 +26,13 @@ impl Exporter for TiersCsv {
                 .tiers
                 .as_ref()
                 .and_then(|t| t.first())
-                .map_or(0, |t| t.1.calls);
+                .map_or(0, |t| t.1.totals.calls);
             run.tiers
                 .iter()
                 .flatten()
                 .enumerate()
-                .map(move |(k, (name, t))| {
+                .map(move |(k, (name, tier))| {
+                    let t = &tier.totals;
                     let per = |v: u64| (users > 0).then(|| v as f64 / users as f64);
                     let secs = |ns: u64| Some(ns as f64 / 1e9);
                     vec![

@@ -434,7 +434,9 @@ pub fn summary(name: &str) -> Option<&'static Column> {
 
 /// The column of either file named `name` (`summary.csv` first).
 pub fn any(name: &str) -> Option<&'static Column> {
-    summary(name).or_else(|| TIMESERIES.iter().find(|c| c.name == name))
+    summary(name)
+        .or_else(|| TIMESERIES.iter().find(|c| c.name == name))
+        .or_else(|| TIERS.iter().find(|c| c.name == name))
 }
 
 impl Column {

@@ -10,6 +10,7 @@ pub mod recovery;
 pub mod replicas;
 pub mod style;
 pub mod sweep;
+pub mod tiers;
 mod timechart;
 
 use std::sync::Once;
@@ -65,6 +66,12 @@ pub fn charts(report: &Report) -> Vec<Chart> {
         charts.push(Chart {
             file_name: "recovery.png",
             render: recovery::render,
+        });
+    }
+    if tiers::applies(report) {
+        charts.push(Chart {
+            file_name: "tiers.png",
+            render: tiers::render,
         });
     }
     if replicas::applies(report) {

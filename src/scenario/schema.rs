@@ -186,7 +186,8 @@ pub struct ServerFile {
     /// A fleet: active health checks.
     pub health_check: Option<HealthCheckFile>,
     /// A fleet: horizontal autoscaling (Kubernetes' HPA).
-    pub autoscale: Option<AutoscaleFile>,    /// A call chain: the service's name (`[[service]]` needs one; the
+    pub autoscale: Option<AutoscaleFile>,
+    /// A call chain: the service's name (`[[service]]` needs one; the
     /// `[server]`'s is "server" unless given).
     pub name: Option<String>,
     /// A call chain: the services each attempt calls, by name, in order.

@@ -46,6 +46,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 "summary" => &columns::SUMMARY[..],
                 "timeseries" => &columns::TIMESERIES[..],
                 "replicas" => &columns::REPLICAS[..],
+                "tiers" => &columns::TIERS[..],
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", columns::markdown_meanings(list))

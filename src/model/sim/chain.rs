@@ -94,6 +94,9 @@ pub(crate) struct ChainRun {
     knows_deadline: Vec<bool>,
     /// Each tier's figures.
     pub(super) totals: Vec<TierTotals>,
+    /// Attempts sent to each tier below 0 in each bucket of `width`.
+    pub(super) series: Vec<Vec<u32>>,
+    width: u64,
 }
 
 impl ChainRun {
@@ -101,7 +104,10 @@ impl ChainRun {
         chain: &ChainConfig,
         tier0: &crate::model::ServerConfig,
         policies: &[TierPolicy],
+        duration: SimDuration,
+        bucket: SimDuration,
     ) -> ChainRun {
+        let buckets = duration.0.div_ceil(bucket.0.max(1)).max(1) as usize;
         let n = chain.tiers();
         let servers = chain
             .services
@@ -151,6 +157,8 @@ impl ChainRun {
                 })
                 .collect(),
             totals: vec![TierTotals::default(); n],
+            series: vec![vec![0; buckets]; n],
+            width: bucket.0.max(1),
         }
     }
 
@@ -300,6 +308,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let (attempt, deadline, retries) = (r.attempt, r.attempt_deadline, r.retries);
         c.totals[tier].attempts += 1;
         c.totals[tier].retries += u64::from(retries > 0);
+        let b = (now.0 / c.width) as usize;
+        if let Some(count) = c.series[tier].get_mut(b) {
+            *count += 1;
+        }
         if deadline < SimTime::NEVER {
             self.queue
                 .push(deadline, Event::new(Kind::CallTimeout, slot, attempt));
@@ -815,7 +827,12 @@ mod tests {
         let retries = [2, 2, 2];
         let (world, strategy) = hanging_chain(users, &retries, &[2_000, 200, 20]);
         let result = crate::model::run(&world, &strategy, 1, SimDuration::from_millis(100));
-        let tiers = result.tiers.expect("a chain's run has tier figures");
+        let tiers: Vec<TierTotals> = result
+            .tiers
+            .expect("a chain's run has tier figures")
+            .into_iter()
+            .map(|t| t.totals)
+            .collect();
         let closed = chain_load(
             &retries
                 .iter()

@@ -53,7 +53,16 @@ pub struct RunResult {
     /// server.
     pub replica_departures: Option<Vec<crate::metrics::replicas::Departures>>,
     /// Each tier's figures in a call chain, tier 0 first; `None` without one.
-    pub tiers: Option<Vec<TierTotals>>,
+    pub tiers: Option<Vec<TierRun>>,
+}
+
+/// One tier of a call chain over a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TierRun {
+    /// Its figures.
+    pub totals: TierTotals,
+    /// Attempts sent to it in each bucket (for tier 0, the users').
+    pub attempts: Vec<u32>,
 }
 
 /// Why a run was stopped early. Worlds like these validate (each key is
@@ -309,9 +318,13 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 _ => None,
             },
             chain: match (&world.chain, &world.server) {
-                (Some(c), ServerModel::Capacity(tier0)) => {
-                    Some(Box::new(chain::ChainRun::new(c, tier0, &strategy.tiers)))
-                }
+                (Some(c), ServerModel::Capacity(tier0)) => Some(Box::new(chain::ChainRun::new(
+                    c,
+                    tier0,
+                    &strategy.tiers,
+                    world.duration,
+                    bucket,
+                ))),
                 _ => None,
             },
             budget: strategy.budget.as_ref().map(Budget::new),
@@ -333,12 +346,21 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         RunResult {
             tiers: self.chain.map(|c| {
                 // Tier 0's attempts and calls are the users' (the recorder's).
-                let mut tiers = c.totals;
-                tiers[0].attempts = totals.attempts;
-                tiers[0].retries = totals.retries;
-                tiers[0].calls = totals.started;
-                tiers[0].calls_failed = totals.started - totals.succeeded;
-                tiers
+                let chain::ChainRun {
+                    totals: mut t,
+                    series,
+                    ..
+                } = *c;
+                t[0].attempts = totals.attempts;
+                t[0].retries = totals.retries;
+                t[0].calls = totals.started;
+                t[0].calls_failed = totals.started - totals.succeeded;
+                let mut series = series;
+                series[0] = buckets.iter().map(|b| b.attempts as u32).collect();
+                t.into_iter()
+                    .zip(series)
+                    .map(|(totals, attempts)| TierRun { totals, attempts })
+                    .collect()
             }),
             replicas,
             replica_departures,
