@@ -78,6 +78,9 @@ impl Checker<'_> {
                 };
                 let mut st = self.strategy(name.clone(), &l)?;
                 st.tiers.clear();
+                // A breaker or a throttle acts on the users' calls only.
+                st.breaker = None;
+                st.throttle = None;
                 strategy.tiers.push(crate::model::chain::TierPolicy {
                     strategy: st,
                     propagate_deadline: l

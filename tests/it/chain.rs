@@ -316,6 +316,14 @@ fn bad_chains_name_their_keys() {
             "longer than the run",
         ),
         (
+            ok.replace(
+                "name = \"a\"",
+                "name = \"a\"\n[strategy.tiers.db]\nbreaker = { failure_rate = 0.5 }",
+            ),
+            "strategy[0].tiers.db.breaker",
+            "acts on the users' calls only",
+        ),
+        (
             chain_world(
                 "[[outage]]\nkind = \"reset\"\nservice = \"cache\"\nstart = \"10s\"\nend = \"14s\"",
                 "[[strategy]]\nname = \"a\"",
