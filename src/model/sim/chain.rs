@@ -1,5 +1,4 @@
-//! A call chain at run time (work in progress: not reachable from scenarios
-//! yet). Tier 0 is the run's own server, reached by the users' attempts as
+//! A call chain at run time (`[[service]]` tables). Tier 0 is the run's own server, reached by the users' attempts as
 //! in every world; the tiers below it, their calls and their callers' retry
 //! state live here, so a world without a chain pays one check per completion.
 //!
