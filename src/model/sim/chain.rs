@@ -1,6 +1,7 @@
-//! A call chain at run time (`[[service]]` tables). Tier 0 is the run's own server, reached by the users' attempts as
-//! in every world; the tiers below it, their calls and their callers' retry
-//! state live here, so a world without a chain pays one check per completion.
+//! A call chain at run time (`[[service]]` tables). Tier 0 is the run's own
+//! server, reached by the users' attempts as in every world; the tiers below
+//! it, their calls and their callers' retry state live here, so a world
+//! without a chain pays one check per completion.
 //!
 //! An attempt served at a tier with calls does its own part (the service
 //! time), then makes its calls while its worker stays held; when they end,
