@@ -51,6 +51,8 @@ impl Exporter for TiersCsv {
                             (t.work_ns > 0).then(|| t.wasted_ns as f64 / t.work_ns as f64),
                             3,
                         ),
+                        fixed(tier.latency_p50.map(|d| d.as_secs_f64()), 4),
+                        fixed(tier.latency_p99.map(|d| d.as_secs_f64()), 4),
                     ]
                 })
         });

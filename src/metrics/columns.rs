@@ -367,7 +367,7 @@ pub const REPLICAS: [Column; 9] = [
 ];
 
 /// `tiers.csv`, in order: a call chain's tiers, one row per (strategy, tier).
-pub const TIERS: [Column; 12] = [
+pub const TIERS: [Column; 14] = [
     col("strategy", "strategy", AsIs, "which run"),
     col(
         "tier",
@@ -424,6 +424,18 @@ pub const TIERS: [Column; 12] = [
         "wasted share",
         Decimals(3),
         "wasted over work",
+    ),
+    col(
+        "latency_p50_s",
+        "latency p50",
+        Seconds(2),
+        "median latency of the tier's successful calls, from the call's start to its OK at the caller, retries included (tier 0: the users' requests)",
+    ),
+    col(
+        "latency_p99_s",
+        "latency p99",
+        Seconds(2),
+        "their 99th percentile",
     ),
 ];
 

@@ -24,6 +24,9 @@ pub struct Service {
 pub struct Calls {
     /// The callee tier of each call, in the order they are made.
     pub to: Vec<usize>,
+    /// The probability that each call is made at all (1 unless the file
+    /// says otherwise), drawn for each attempt.
+    pub probability: Vec<f64>,
     /// Whether they go one after another or all at once.
     pub mode: Option<CallMode>,
 }

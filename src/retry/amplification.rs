@@ -37,6 +37,9 @@ pub struct Tier {
     pub fails: f64,
     /// Calls each attempt makes to the next tier (ignored for the last).
     pub calls: u32,
+    /// The probability that each of those calls is made at all, drawn for
+    /// each attempt and call (1: always).
+    pub probability: f64,
     /// How it makes them.
     pub mode: CallMode,
 }
@@ -72,8 +75,9 @@ pub fn chain_load(chain: &[Tier]) -> Vec<TierLoad> {
     let mut call_success = vec![0.0f64; n];
     for k in (0..n).rev() {
         let t = chain[k];
+        // A call passes when it is left out or succeeds.
         let below = if k + 1 < n {
-            call_success[k + 1].powi(t.calls as i32)
+            (1.0 - t.probability + t.probability * call_success[k + 1]).powi(t.calls as i32)
         } else {
             1.0
         };
@@ -88,15 +92,18 @@ pub fn chain_load(chain: &[Tier]) -> Vec<TierLoad> {
         let (attempts, worst_case) = match k.checked_sub(1).map(|j| (j, chain[j])) {
             None => (attempts_per_call, worst_per_call),
             Some((j, up)) => {
-                // Calls made by an attempt above that passed its own part.
-                let calls = match up.mode {
-                    CallMode::Parallel => f64::from(up.calls),
-                    CallMode::Sequence => tries(call_success[k], up.calls.saturating_sub(1)),
+                // Calls made by an attempt above that passed its own part:
+                // in sequence, call i is reached when the ones before it
+                // passed, and made with its probability.
+                let p = up.probability;
+                let made = |success: f64| match up.mode {
+                    CallMode::Parallel => f64::from(up.calls) * p,
+                    CallMode::Sequence => {
+                        p * tries(1.0 - p + p * success, up.calls.saturating_sub(1))
+                            * f64::from(up.calls.min(1))
+                    }
                 };
-                let worst_calls = match up.mode {
-                    CallMode::Parallel => f64::from(up.calls),
-                    CallMode::Sequence => f64::from(up.calls.min(1)),
-                };
+                let (calls, worst_calls) = (made(call_success[k]), made(0.0));
                 let above = out[j];
                 (
                     above.attempts * (1.0 - up.fails) * calls * attempts_per_call,
@@ -125,6 +132,7 @@ mod tests {
             retries,
             fails,
             calls: 1,
+            probability: 1.0,
             mode: CallMode::Sequence,
         }
     }
@@ -182,7 +190,7 @@ mod tests {
 
     /// Plays the chain out attempt by attempt; returns the attempts at each
     /// tier and whether the call succeeded.
-    fn play(chain: &[Tier], k: usize, rng: &mut impl rand::Rng, seen: &mut [u64]) -> bool {
+    fn play<R: rand::Rng>(chain: &[Tier], k: usize, rng: &mut R, seen: &mut [u64]) -> bool {
         let t = chain[k];
         for _ in 0..=t.retries {
             seen[k] += 1;
@@ -192,13 +200,16 @@ mod tests {
             let ok = if k + 1 == chain.len() {
                 true
             } else {
+                // A call left out passes.
+                let mut call = |rng: &mut R| {
+                    let made = t.probability >= 1.0 || rng.random::<f64>() < t.probability;
+                    !made || play(chain, k + 1, rng, seen)
+                };
                 match t.mode {
-                    CallMode::Sequence => (0..t.calls).all(|_| play(chain, k + 1, rng, seen)),
+                    CallMode::Sequence => (0..t.calls).all(|_| call(rng)),
                     CallMode::Parallel => {
                         // Every call is made, whatever the others gave.
-                        let results: Vec<bool> = (0..t.calls)
-                            .map(|_| play(chain, k + 1, rng, seen))
-                            .collect();
+                        let results: Vec<bool> = (0..t.calls).map(|_| call(rng)).collect();
                         results.into_iter().all(|ok| ok)
                     }
                 }
@@ -224,6 +235,7 @@ mod tests {
             },
             Tier {
                 calls: 3,
+                probability: 0.6,
                 mode: CallMode::Sequence,
                 ..tier(1, 0.2)
             },

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::error::ScenarioError;
 use super::locate::KeyPath;
-use super::schema::{CallModeFile, RetryFile, ScenarioFile, ServerFile};
+use super::schema::{CallFile, CallModeFile, RetryFile, ScenarioFile, ServerFile};
 use super::validate::Checker;
 use crate::engine::SimDuration;
 use crate::model::chain::{CallMode, Calls, ChainConfig, Service};
@@ -92,8 +92,22 @@ impl Checker<'_> {
             .collect();
         let mut calls = Vec::with_capacity(tables.len());
         for (t, key) in &tables {
-            let mut to = Vec::new();
-            for (j, callee) in t.calls.iter().flatten().enumerate() {
+            let (mut to, mut probability) = (Vec::new(), Vec::new());
+            for (j, call) in t.calls.iter().flatten().enumerate() {
+                let (callee, p) = match call {
+                    CallFile::Name(n) => (n, 1.0),
+                    CallFile::Table {
+                        service,
+                        probability,
+                    } => {
+                        let p = probability.unwrap_or(1.0);
+                        let ok = p.is_finite() && p > 0.0 && p <= 1.0;
+                        self.ensure(ok, &key.join("calls").at(j).join("probability"), || {
+                            format!("the probability a call is made must be in (0, 1], got {p}")
+                        })?;
+                        (service, p)
+                    }
+                };
                 let Some(k) = names.iter().position(|n| n == callee) else {
                     return self.err(
                         &key.join("calls").at(j),
@@ -108,12 +122,14 @@ impl Checker<'_> {
                     );
                 };
                 to.push(k);
+                probability.push(p);
             }
             if t.calls_mode.is_some() && to.is_empty() {
                 return self.err(&key.join("calls_mode"), "`calls_mode` needs `calls`");
             }
             calls.push(Calls {
                 to,
+                probability,
                 mode: mode(t.calls_mode),
             });
         }

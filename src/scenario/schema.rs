@@ -190,8 +190,10 @@ pub struct ServerFile {
     /// A call chain: the service's name (`[[service]]` needs one; the
     /// `[server]`'s is "server" unless given).
     pub name: Option<String>,
-    /// A call chain: the services each attempt calls, by name, in order.
-    pub calls: Option<Vec<String>>,
+    /// A call chain: the services each attempt calls, in order: a name, or
+    /// `{ service = "cache", probability = 0.3 }` for a call made only
+    /// sometimes.
+    pub calls: Option<Vec<CallFile>>,
     /// A call chain: `sequence` (default) or `parallel`.
     pub calls_mode: Option<CallModeFile>,
 }
@@ -253,6 +255,62 @@ pub struct AutoscaleFile {
     pub scale_up_stabilization: Option<DurationValue>,
     /// From the decision to a replica in service (required).
     pub startup: Option<DurationValue>,
+}
+
+/// One call of a tier: a service's name, or a table with how often.
+#[derive(Debug, Clone)]
+pub enum CallFile {
+    /// Always made.
+    Name(String),
+    /// Made with a probability.
+    Table {
+        /// The service called.
+        service: String,
+        /// The probability the call is made, in (0, 1] (default 1).
+        probability: Option<f64>,
+    },
+}
+
+impl<'de> Deserialize<'de> for CallFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct CallVisitor;
+        impl<'de> serde::de::Visitor<'de> for CallVisitor {
+            type Value = CallFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a service's name, or a table such as { service = \"cache\", probability = 0.3 }",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CallFile, E> {
+                Ok(CallFile::Name(v.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<CallFile, A::Error> {
+                use serde::de::Error;
+                let (mut service, mut probability) = (None, None);
+                while let Some(key) = m.next_key::<String>()? {
+                    match key.as_str() {
+                        "service" => service = Some(m.next_value::<String>()?),
+                        "probability" => probability = Some(m.next_value::<f64>()?),
+                        other => {
+                            return Err(A::Error::unknown_field(
+                                other,
+                                &["service", "probability"],
+                            ));
+                        }
+                    }
+                }
+                let service = service.ok_or_else(|| A::Error::missing_field("service"))?;
+                Ok(CallFile::Table {
+                    service,
+                    probability,
+                })
+            }
+        }
+        d.deserialize_any(CallVisitor)
+    }
 }
 
 /// How an attempt makes its calls.

@@ -120,18 +120,21 @@ fn independent_failures_load_each_tier_as_the_geometric_sums_say() {
             retries: 2,
             fails: 0.0,
             calls: 1,
+            probability: 1.0,
             mode: CallMode::Sequence,
         },
         Tier {
             retries: 2,
             fails: 0.0,
             calls: 1,
+            probability: 1.0,
             mode: CallMode::Sequence,
         },
         Tier {
             retries: 2,
             fails: 0.4,
             calls: 1,
+            probability: 1.0,
             mode: CallMode::Sequence,
         },
     ]);
@@ -366,4 +369,25 @@ fn bad_chains_name_their_keys() {
             "single case {i}: {err}"
         );
     }
+}
+
+/// A call made with probability 0.3: the calls into the database are 0.3 of
+/// the backend's attempts that call, within 5 binomial standard errors (about
+/// 20 000 attempts: 0.016), and the users' requests are unaffected by it.
+#[test]
+fn a_call_made_with_a_probability_is_made_that_often() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = chain_world("", "[[strategy]]\nname = \"a\"").replace(
+        "calls = [\"db\"]",
+        "calls = [{ service = \"db\", probability = 0.3 }]",
+    );
+    let out = run(dir.path(), "probability", &text, "1");
+    let rows = tiers(&out);
+    let (back, db) = (rows[1].4 as f64, rows[2].2 as f64);
+    let share = db / back;
+    let se = (0.3 * 0.7 / back).sqrt();
+    assert!(
+        (share - 0.3).abs() < 5.0 * se,
+        "{db} calls of {back} attempts: {share}"
+    );
 }

@@ -96,6 +96,9 @@ pub(crate) struct ChainRun {
     pub(super) totals: Vec<TierTotals>,
     /// Attempts sent to each tier below 0 in each bucket of `width`.
     pub(super) series: Vec<Vec<u32>>,
+    /// The latency of each tier's successful calls, from the call's start
+    /// to its OK at the caller.
+    pub(super) latency: Vec<crate::metrics::Histogram>,
     width: u64,
 }
 
@@ -158,6 +161,7 @@ impl ChainRun {
                 .collect(),
             totals: vec![TierTotals::default(); n],
             series: vec![vec![0; buckets]; n],
+            latency: (0..n).map(|_| crate::metrics::Histogram::new()).collect(),
             width: bucket.0.max(1),
         }
     }
@@ -229,13 +233,29 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             CallMode::Sequence => 1,
             CallMode::Parallel => count,
         };
+        let mut made = false;
         for _ in 0..first {
-            self.make_call(tier, replica, worker, epoch, job.deadline);
+            made |= self.make_call(tier, replica, worker, epoch, job.deadline);
+        }
+        if !made {
+            // Every call was left out this time: the attempt is done.
+            self.chain().holds[tier][i].active = false;
+            self.release_held(tier, replica, worker, epoch, true);
         }
         true
     }
 
-    /// The holding worker makes its next call.
+    /// Frees a worker that held an attempt for its calls, and answers it.
+    fn release_held(&mut self, tier: usize, replica: usize, worker: u32, epoch: u32, ok: bool) {
+        if tier == 0 {
+            self.release_entry_worker(replica, worker, epoch, ok);
+        } else {
+            self.release_tier_worker(tier, replica, worker, epoch, Some(ok));
+        }
+    }
+
+    /// The holding worker makes its next call, leaving out those whose
+    /// probability says so this time; false when none is left to make.
     fn make_call(
         &mut self,
         tier: usize,
@@ -243,17 +263,33 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         worker: u32,
         epoch: u32,
         caller_deadline: SimTime,
-    ) {
+    ) -> bool {
         let now = self.now;
-        let c = self.chain();
+        let c = self
+            .chain
+            .as_mut()
+            .expect("a chain's handler runs with a chain");
         let i = replica * c.workers[tier] + worker as usize;
         let hold = &mut c.holds[tier][i];
-        let callee = c.calls[tier].to[hold.next as usize];
-        hold.next += 1;
-        hold.pending += 1;
-        let Some(callers) = c.callers[callee].as_mut() else {
-            return;
+        let calls = &c.calls[tier];
+        let callee = loop {
+            let Some(&callee) = calls.to.get(hold.next as usize) else {
+                return false;
+            };
+            let p = calls
+                .probability
+                .get(hold.next as usize)
+                .copied()
+                .unwrap_or(1.0);
+            hold.next += 1;
+            if p >= 1.0 || self.rng.workload.random::<f64>() < p {
+                break callee;
+            }
         };
+        let Some(callers) = c.callers[callee].as_mut() else {
+            return false;
+        };
+        hold.pending += 1;
         let own = callers
             .policy
             .strategy
@@ -290,6 +326,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         r.bad = false;
         c.totals[callee].calls += 1;
         self.send_call_attempt(slot);
+        true
     }
 
     /// Sends the next attempt of call `slot`.
@@ -609,9 +646,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.call_attempt_over(ev.slot);
         let outcome = Outcome::from_u8(ev.outcome);
         if outcome == Outcome::Ok {
+            let now = self.now;
             let c = self.chain();
             let charged = c.slots.get(ev.slot).charged;
             let tier = usize::from(c.links[ev.slot as usize].tier);
+            let started = c.slots.get(ev.slot).started;
+            c.latency[tier].record(now - started);
             if let Some(b) = c.callers[tier].as_mut().and_then(|k| k.budget.as_mut()) {
                 b.on_success(charged);
             }
@@ -731,18 +771,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 .and_then(|s| s.replica(replica))
                 .and_then(|s| s.holding(worker, epoch))
                 .map_or(SimTime::ZERO, |(job, _)| job.deadline);
-            self.make_call(tier, replica, worker, epoch, deadline);
-            return;
+            if self.make_call(tier, replica, worker, epoch, deadline) {
+                return;
+            }
         }
         if pending > 0 {
             return;
         }
         self.chain().holds[tier][i].active = false;
-        if tier == 0 {
-            self.release_entry_worker(replica, worker, epoch, !failed);
-        } else {
-            self.release_tier_worker(tier, replica, worker, epoch, Some(!failed));
-        }
+        self.release_held(tier, replica, worker, epoch, !failed);
     }
 }
 
@@ -789,6 +826,7 @@ mod tests {
             calls: (0..n)
                 .map(|k| Calls {
                     to: if k + 1 < n { vec![k + 1] } else { vec![] },
+                    probability: if k + 1 < n { vec![1.0] } else { vec![] },
                     mode: None,
                 })
                 .collect(),
@@ -841,6 +879,7 @@ mod tests {
                     retries: r,
                     fails: if k + 1 == retries.len() { 1.0 } else { 0.0 },
                     calls: 1,
+                    probability: 1.0,
                     mode: CallMode::Sequence,
                 })
                 .collect::<Vec<_>>(),

@@ -63,6 +63,11 @@ pub struct TierRun {
     pub totals: TierTotals,
     /// Attempts sent to it in each bucket (for tier 0, the users').
     pub attempts: Vec<u32>,
+    /// The median latency of its successful calls (for tier 0, the users'
+    /// requests), from the call's start to its OK.
+    pub latency_p50: Option<SimDuration>,
+    /// Their 99th percentile.
+    pub latency_p99: Option<SimDuration>,
 }
 
 /// Why a run was stopped early. Worlds like these validate (each key is
@@ -349,8 +354,10 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 let chain::ChainRun {
                     totals: mut t,
                     series,
+                    latency: mut tier_latency,
                     ..
                 } = *c;
+                tier_latency[0] = latency.clone();
                 t[0].attempts = totals.attempts;
                 t[0].retries = totals.retries;
                 t[0].calls = totals.started;
@@ -359,7 +366,13 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 series[0] = buckets.iter().map(|b| b.attempts as u32).collect();
                 t.into_iter()
                     .zip(series)
-                    .map(|(totals, attempts)| TierRun { totals, attempts })
+                    .zip(tier_latency)
+                    .map(|((totals, attempts), h)| TierRun {
+                        totals,
+                        attempts,
+                        latency_p50: h.quantile(0.5),
+                        latency_p99: h.quantile(0.99),
+                    })
                     .collect()
             }),
             replicas,
