@@ -204,6 +204,11 @@ fn open_vs_closed_scenario() {
 }
 
 #[test]
+fn call_chain_scenario() {
+    check("scenarios/call-chain.toml");
+}
+
+#[test]
 fn server_side_scenario() {
     check("scenarios/server-side.toml");
 }

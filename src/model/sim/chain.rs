@@ -374,6 +374,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// An attempt of a call reaches its tier.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_tier_at_server(&mut self, ev: Event) {
         let tier = ev.aux as usize;
         let r = usize::from(ev.replica);
@@ -503,6 +505,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_tier_restart(&mut self, ev: Event) {
         let now = self.now;
         if let Some(s) = tier_server(&mut self.server, &mut self.chain, ev.aux as usize)
@@ -513,6 +517,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// A worker of a tier below 0 ends its part of an attempt.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_tier_service_done(&mut self, ev: Event) {
         let tier = ev.aux as usize;
         let r = usize::from(ev.replica);
@@ -579,7 +585,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         let completed =
             server.complete(worker, epoch, now, &mut self.rng.service, &mut self.dropped);
-        self.dropped.clear();
+        if !self.dropped.is_empty() {
+            self.depart_dropped(r);
+        }
         let Some((done, next)) = completed else {
             return;
         };
@@ -599,7 +607,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             t.ok += 1;
         }
         self.rec.work(done.service, !delivered);
-        self.rec.departure(now - done.job.arrived);
+        self.depart(r, now - done.job.arrived);
+        if delivered && ok {
+            if let Some(rec) = &mut self.per_replica {
+                rec.served(r, now);
+            }
+        }
         self.update_server_gauges(r);
     }
 
@@ -639,6 +652,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_call_response(&mut self, ev: Event) {
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
@@ -663,6 +678,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_call_timeout(&mut self, ev: Event) {
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
@@ -671,6 +688,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.call_failed(ev.slot, Outcome::Timeout, None);
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_call_send(&mut self, ev: Event) {
         let r = self.chain().slots.get(ev.slot);
         if r.phase == Phase::BackingOff && r.attempt == ev.attempt {

@@ -500,28 +500,48 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::ServiceDone => self.on_service_done(ev),
                 Kind::Response => self.on_response(ev),
                 Kind::Timeout => self.on_timeout(ev),
-                Kind::OutageStart => self.on_outage_start(ev.aux as usize),
-                Kind::OutageEnd => self.on_outage_end(ev.aux as usize),
-                Kind::Restart => {
-                    if let Some(s) = self.server.replica(usize::from(ev.replica)) {
-                        s.restart(t);
-                    }
-                }
-                Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize),
                 Kind::ReadAtServer => self.on_read_at_server(ev),
-                Kind::BreakerTimer => self.on_breaker_timer(),
-                Kind::FleetTimer => self.on_fleet_timer(ev.aux),
-                Kind::ReplicaReady => self.on_replica_ready(usize::from(ev.replica), ev.attempt),
-                Kind::TierAtServer => self.on_tier_at_server(ev),
-                Kind::TierServiceDone => self.on_tier_service_done(ev),
-                Kind::TierRestart => self.on_tier_restart(ev),
-                Kind::CallResponse => self.on_call_response(ev),
-                Kind::CallTimeout => self.on_call_timeout(ev),
-                Kind::CallSend => self.on_call_send(ev),
+                _ => self.on_rare(ev),
             }
         }
         self.now = end;
         (peak_pending, None)
+    }
+
+    /// The events that come a few times a run (outages, restarts, timers)
+    /// or only in worlds with a call chain: kept out of the run loop, whose
+    /// size and layout every run pays for.
+    #[cold]
+    #[inline(never)]
+    fn on_rare(&mut self, ev: Event) {
+        match ev.kind {
+            Kind::OutageStart => self.on_outage_start(ev.aux as usize),
+            Kind::OutageEnd => self.on_outage_end(ev.aux as usize),
+            Kind::Restart => {
+                let now = self.now;
+                if let Some(s) = self.server.replica(usize::from(ev.replica)) {
+                    s.restart(now);
+                }
+            }
+            Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize),
+            Kind::BreakerTimer => self.on_breaker_timer(),
+            Kind::FleetTimer => self.on_fleet_timer(ev.aux),
+            Kind::ReplicaReady => self.on_replica_ready(usize::from(ev.replica), ev.attempt),
+            Kind::TierAtServer => self.on_tier_at_server(ev),
+            Kind::TierServiceDone => self.on_tier_service_done(ev),
+            Kind::TierRestart => self.on_tier_restart(ev),
+            Kind::CallResponse => self.on_call_response(ev),
+            Kind::CallTimeout => self.on_call_timeout(ev),
+            Kind::CallSend => self.on_call_send(ev),
+            Kind::Begin
+            | Kind::Arrival
+            | Kind::Send
+            | Kind::AtServer
+            | Kind::ServiceDone
+            | Kind::Response
+            | Kind::Timeout
+            | Kind::ReadAtServer => {}
+        }
     }
 
     /// A load spike's extra request arrives: it starts, and the next one is

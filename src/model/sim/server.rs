@@ -70,7 +70,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// A request left replica `r` after `sojourn` in it: Little's law's books,
     /// the fleet's and the replica's.
     #[inline]
-    fn depart(&mut self, r: usize, sojourn: SimDuration) {
+    pub(super) fn depart(&mut self, r: usize, sojourn: SimDuration) {
         self.rec.departure(sojourn);
         if let Some(rec) = &mut self.per_replica {
             rec.departure(r, sojourn);
@@ -90,7 +90,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// Accounts for the queued jobs replica `r` dropped unserved because
     /// their clients had given up (in the order it dropped them).
     #[inline(never)]
-    fn depart_dropped(&mut self, r: usize) {
+    pub(super) fn depart_dropped(&mut self, r: usize) {
         let mut dropped = std::mem::take(&mut self.dropped);
         for job in dropped.drain(..) {
             self.rec.expired_dropped();
