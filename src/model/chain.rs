@@ -43,6 +43,59 @@ pub struct ChainConfig {
 }
 
 impl ChainConfig {
+    /// The mean time an attempt at each tier holds a worker when nothing
+    /// fails or waits, ns: its own service time and, for its calls, two
+    /// network hops and the callee's hold each (summed in sequence, the
+    /// longest in parallel), weighted by the probability each is made.
+    pub fn hold_ns(&self, tier0: &ServerConfig, network_mean_ns: f64) -> Vec<f64> {
+        let mut time = vec![0.0f64; self.tiers()];
+        for &k in topological(&self.calls).iter().rev() {
+            let calls = &self.calls[k];
+            let each = calls
+                .to
+                .iter()
+                .zip(&calls.probability)
+                .map(|(&c, &p)| p * (time[c] + 2.0 * network_mean_ns));
+            let below = match calls.mode.unwrap_or(CallMode::Sequence) {
+                CallMode::Sequence => each.sum::<f64>(),
+                CallMode::Parallel => each.fold(0.0, f64::max),
+            };
+            time[k] = self.server(k, tier0).service.mean_nanos() + below;
+        }
+        time
+    }
+
+    /// Tier `k`'s server: `tier0` for the entry.
+    fn server<'c>(&'c self, k: usize, tier0: &'c ServerConfig) -> &'c ServerConfig {
+        if k == 0 {
+            tier0
+        } else {
+            &self.services[k - 1].server
+        }
+    }
+
+    /// Users' requests per second the chain serves at most, at its tightest
+    /// tier when nothing fails or waits: each tier's workers over the time an
+    /// attempt holds one ([`Self::hold_ns`]), over the attempts reaching it
+    /// per user request (fan-out and call probabilities included).
+    pub fn capacity_per_s(&self, tier0: &ServerConfig, network_mean_ns: f64) -> f64 {
+        let hold = self.hold_ns(tier0, network_mean_ns);
+        let mut visits = vec![0.0f64; self.tiers()];
+        visits[0] = 1.0;
+        for k in topological(&self.calls) {
+            for (&c, &p) in self.calls[k].to.iter().zip(&self.calls[k].probability) {
+                visits[c] += visits[k] * p;
+            }
+        }
+        (0..self.tiers())
+            .filter(|&k| visits[k] > 0.0 && hold[k] > 0.0)
+            .map(|k| {
+                let cfg = self.server(k, tier0);
+                (cfg.slots() as f64 * f64::from(cfg.workers)) * 1e9 / hold[k] / visits[k]
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// Tiers, tier 0 included.
     pub fn tiers(&self) -> usize {
         self.services.len() + 1
@@ -67,4 +120,25 @@ pub struct TierPolicy {
     /// attempt would, and the callee can drop the work of a caller that is gone
     /// (gRPC's deadline propagation).
     pub propagate_deadline: bool,
+}
+
+/// The tiers in an order where every caller comes before its callees.
+pub fn topological(calls: &[Calls]) -> Vec<usize> {
+    fn visit(k: usize, calls: &[Calls], seen: &mut [bool], out: &mut Vec<usize>) {
+        if seen[k] {
+            return;
+        }
+        seen[k] = true;
+        for &c in &calls[k].to {
+            visit(c, calls, seen, out);
+        }
+        out.push(k);
+    }
+    let mut seen = vec![false; calls.len()];
+    let mut out = Vec::with_capacity(calls.len());
+    for k in 0..calls.len() {
+        visit(k, calls, &mut seen, &mut out);
+    }
+    out.reverse();
+    out
 }

@@ -326,6 +326,18 @@ pub struct WorldConfig {
 }
 
 impl WorldConfig {
+    /// Requests per second the world serves at most, when nothing fails:
+    /// the server's capacity, or a call chain's at its tightest tier
+    /// (`None`: no capacity limit).
+    pub fn capacity_per_s(&self) -> Option<f64> {
+        match (&self.chain, &self.server) {
+            (Some(chain), ServerModel::Capacity(tier0)) => {
+                Some(chain.capacity_per_s(tier0, self.network.mean_nanos()))
+            }
+            _ => self.server.capacity_per_s(),
+        }
+    }
+
     /// The `[start, end)` windows of the triggers (the outages), in order.
     pub fn trigger_windows(&self) -> Vec<(SimTime, SimTime)> {
         self.outages.iter().map(|o| (o.start, o.end)).collect()

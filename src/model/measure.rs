@@ -43,7 +43,7 @@ pub fn run_measured(
         &r.totals,
         r.in_flight_at_end,
         &triggers,
-        world.server.capacity_per_s(),
+        world.capacity_per_s(),
     );
     let twin_events = twin.as_ref().map_or(0, |t| t.totals.events);
     let aborted = r.aborted.or(twin.as_ref().and_then(|t| t.aborted));

@@ -580,7 +580,7 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
     if worlds.iter().any(|w| !w.outages.is_empty()) {
         legend.push_str("; trigger shaded grey");
     }
-    if worlds.iter().any(|w| w.server.capacity_per_s().is_some()) {
+    if worlds.iter().any(|w| w.capacity_per_s().is_some()) {
         legend.push_str("; dashed: capacity");
     }
     render_png(style::WIDTH, height, |root| {
@@ -628,7 +628,7 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
             });
             chart.draw_series(bars).map_err(draw_err)?;
             let world = r.sweep.points.last().and_then(|p| p.worlds.get(*i));
-            if let Some(c) = world.and_then(|w| w.server.capacity_per_s()) {
+            if let Some(c) = world.and_then(|w| w.capacity_per_s()) {
                 let per_bucket = c * width;
                 if per_bucket < y_hi {
                     chart

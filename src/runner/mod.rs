@@ -13,7 +13,7 @@ use crate::scenario::Scenario;
 
 /// Simulates every strategy of `s`, in parallel, results in file order.
 pub fn simulate(s: &Scenario) -> Report {
-    let capacity = s.world.server.capacity_per_s();
+    let capacity = s.world.capacity_per_s();
     let outages: Vec<_> = s.world.outages.iter().map(|o| (o.start, o.end)).collect();
     let runs = s
         .strategies

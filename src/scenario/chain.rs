@@ -137,7 +137,7 @@ impl Checker<'_> {
         // Every service is called by someone, through the server.
         let mut reached = vec![false; names.len()];
         reached[0] = true;
-        for k in topological(&calls) {
+        for k in crate::model::chain::topological(&calls) {
             if reached[k] {
                 for &c in &calls[k].to {
                     reached[c] = true;
@@ -318,24 +318,7 @@ impl Checker<'_> {
         duration: SimDuration,
         tables: &[(&ServerFile, KeyPath)],
     ) -> Checked<()> {
-        let order = topological(&chain.calls);
-        let mut time = vec![0.0f64; chain.tiers()];
-        for &k in order.iter().rev() {
-            let own = if k == 0 {
-                tier0.service.mean_nanos()
-            } else {
-                chain.services[k - 1].server.service.mean_nanos()
-            };
-            let each = chain.calls[k]
-                .to
-                .iter()
-                .map(|&c| time[c] + 2.0 * network_mean_ns);
-            let below = match chain.calls[k].mode.unwrap_or(CallMode::Sequence) {
-                CallMode::Sequence => each.sum::<f64>(),
-                CallMode::Parallel => each.fold(0.0, f64::max),
-            };
-            time[k] = own + below;
-        }
+        let time = chain.hold_ns(tier0, network_mean_ns);
         let total = time[0] + 2.0 * network_mean_ns;
         self.ensure(total < duration.0 as f64, &tables[0].1.join("calls"), || {
             format!(
@@ -441,25 +424,4 @@ impl Checker<'_> {
         }
         Ok(out)
     }
-}
-
-/// The tiers in an order where every caller comes before its callees.
-fn topological(calls: &[Calls]) -> Vec<usize> {
-    fn visit(k: usize, calls: &[Calls], seen: &mut [bool], out: &mut Vec<usize>) {
-        if seen[k] {
-            return;
-        }
-        seen[k] = true;
-        for &c in &calls[k].to {
-            visit(c, calls, seen, out);
-        }
-        out.push(k);
-    }
-    let mut seen = vec![false; calls.len()];
-    let mut out = Vec::with_capacity(calls.len());
-    for k in 0..calls.len() {
-        visit(k, calls, &mut seen, &mut out);
-    }
-    out.reverse();
-    out
 }

@@ -391,3 +391,36 @@ fn a_call_made_with_a_probability_is_made_that_often() {
         "{db} calls of {back} attempts: {share}"
     );
 }
+
+/// A chain's capacity is its tightest tier's: in the shipped scenario the
+/// database (16 workers at 10 ms, one query per request: 1600/s), not the
+/// frontend's own part (200 workers at 2 ms); halving the calls that reach
+/// the database moves the bottleneck to what the frontend's held workers
+/// can carry.
+#[test]
+fn a_chain_is_as_fast_as_its_tightest_tier() {
+    use retry_storm::scenario;
+    let s = scenario::load(Path::new("scenarios/call-chain.toml")).unwrap();
+    let c = s.world.capacity_per_s().unwrap();
+    assert!((c - 1600.0).abs() < 1e-6, "{c}");
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("half.toml");
+    let text = fs::read_to_string("scenarios/call-chain.toml")
+        .unwrap()
+        .replace(
+            "calls = [\"database\"]",
+            "calls = [{ service = \"database\", probability = 0.1 }]",
+        );
+    fs::write(&file, text).unwrap();
+    let s = scenario::load(&file).unwrap();
+    let c = s.world.capacity_per_s().unwrap();
+    // The database now takes 16 000/s of users' requests; the frontend's
+    // 200 workers are each held for its 2 ms, two hops of 5 ms, the
+    // backend's 5 ms, and a tenth of the time the database's 10 ms and two
+    // more hops: 200 / 0.019 s, about 10 500/s.
+    let frontend = 200.0 / (0.002 + 0.005 + 0.010 + 0.1 * (0.010 + 0.010));
+    assert!(
+        (c - frontend).abs() < 1e-6 * frontend,
+        "{c} against {frontend}"
+    );
+}
