@@ -1,7 +1,11 @@
 //! Client-side state: one slot per logical request in progress (open loop) or per
 //! client (closed loop), kept small so a million of them fit in memory.
 
-use crate::engine::SimTime;
+use rand::Rng;
+
+use crate::engine::{SimDuration, SimTime};
+use crate::retry::policy::Attempted;
+use crate::retry::{Budget, Decision, GiveUp, Outcome, Strategy};
 
 /// Where a slot's logical request is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +44,75 @@ pub struct Request {
     pub probe: bool,
     /// The replica the current attempt went to.
     pub replica: u16,
+}
+
+impl Request {
+    /// A new logical request starts at `now`, to give up at `deadline_at`.
+    #[inline]
+    pub fn begin(&mut self, now: SimTime, deadline_at: SimTime, bad: bool) {
+        self.started = now;
+        self.deadline_at = deadline_at;
+        self.retries = 0;
+        self.backoff_memory = 0.0;
+        self.charged = 0;
+        self.bad = bad;
+    }
+
+    /// Its next attempt goes out at `now`, timing out at `timeout_at` (or at
+    /// the request's deadline, if sooner): returns the attempt's number and
+    /// when its client stops waiting for it.
+    #[inline]
+    pub fn next_attempt(&mut self, timeout_at: Option<SimTime>) -> (u32, SimTime) {
+        self.attempt = self.attempt.wrapping_add(1);
+        self.phase = Phase::Waiting;
+        self.attempt_deadline = timeout_at.unwrap_or(SimTime::NEVER).min(self.deadline_at);
+        (self.attempt, self.attempt_deadline)
+    }
+
+    /// Its latest attempt failed with `outcome` at `now`: `strategy`'s
+    /// policy decides whether to retry, then `budget` (told of the failure
+    /// first) whether the retry may go. On a retry the request counts it and
+    /// keeps the backoff's memory and the budget's charge.
+    #[inline]
+    pub fn after_failure<R: Rng + ?Sized>(
+        &mut self,
+        strategy: &Strategy,
+        mut budget: Option<&mut Budget>,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+        now: SimTime,
+        rng: &mut R,
+    ) -> Decision {
+        let mut state = Attempted {
+            retries: self.retries,
+            deadline_at: self.deadline_at,
+            memory: self.backoff_memory,
+        };
+        if let Some(b) = budget.as_deref_mut() {
+            b.on_failure(outcome, self.charged);
+        }
+        let mut decision = strategy.policy.decide(
+            &strategy.backoff,
+            outcome,
+            retry_after,
+            &mut state,
+            now,
+            rng,
+        );
+        let mut charged = 0;
+        if let (Decision::Retry(_), Some(b)) = (decision, budget) {
+            match b.try_retry(now, outcome) {
+                Some(cost) => charged = cost,
+                None => decision = Decision::GiveUp(GiveUp::BudgetDenied),
+            }
+        }
+        if let Decision::Retry(_) = decision {
+            self.charged = charged;
+            self.retries += 1;
+            self.backoff_memory = state.memory;
+        }
+        decision
+    }
 }
 
 impl Default for Request {

@@ -18,14 +18,13 @@ use crate::model::chain::{CallMode, Calls, ChainConfig, TierPolicy};
 use crate::model::client::{Phase, Slots};
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::{Admission, Job, Rejection, Server};
-use crate::retry::policy::Attempted;
 use crate::retry::{Budget, Decision, Outcome};
 use rand::RngExt;
 
 /// Each tier's figures over a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TierTotals {
-    /// Attempts that reached the tier (users' attempts for tier 0).
+    /// Attempts sent to the tier (users' attempts for tier 0).
     pub attempts: u64,
     /// Of those, retries.
     pub retries: u64,
@@ -317,13 +316,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         } else {
             c.links[slot as usize] = link;
         }
-        let r = c.slots.get(slot);
-        r.started = now;
-        r.deadline_at = deadline_at;
-        r.retries = 0;
-        r.backoff_memory = 0.0;
-        r.charged = 0;
-        r.bad = false;
+        c.slots.get(slot).begin(now, deadline_at, false);
         c.totals[callee].calls += 1;
         self.send_call_attempt(slot);
         true
@@ -339,10 +332,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         let timeout_at = callers.policy.strategy.policy.timeout.map(|t| now + t);
         let r = c.slots.get(slot);
-        r.attempt = r.attempt.wrapping_add(1);
-        r.phase = Phase::Waiting;
-        r.attempt_deadline = timeout_at.unwrap_or(SimTime::NEVER).min(r.deadline_at);
-        let (attempt, deadline, retries) = (r.attempt, r.attempt_deadline, r.retries);
+        let (attempt, deadline) = r.next_attempt(timeout_at);
+        let retries = r.retries;
         c.totals[tier].attempts += 1;
         c.totals[tier].retries += u64::from(retries > 0);
         let b = (now.0 / c.width) as usize;
@@ -391,27 +382,21 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(server) =
             tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
         else {
-            self.respond_call(tier, job, Outcome::Status503, None);
             return;
         };
         // A transient-failure trigger answers 503 at once, drawn from the
         // trigger's own stream.
         let p = server.error_rate();
         if p > 0.0 && self.rng.trigger.random::<f64>() < p {
-            self.respond_call(tier, job, Outcome::Status503, None);
+            self.respond_call(job, Outcome::Status503, None);
             return;
         }
-        let Some(server) =
-            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
-        else {
-            return;
-        };
         match server.admit(job, now, &mut self.rng.service) {
             Admission::Started { worker, done_at } => {
                 self.schedule_tier_done(tier, r, worker, done_at)
             }
             Admission::Queued | Admission::Dropped | Admission::Deferred => {}
-            Admission::Rejected(why) => self.refused_call(tier, job, why),
+            Admission::Rejected(why) => self.refused_call(job, why),
             Admission::Crash => self.crash_tier(tier, r, job),
         }
     }
@@ -430,23 +415,23 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.queue.push(done_at, ev);
     }
 
-    fn refused_call(&mut self, tier: usize, job: Job, why: Rejection) {
+    fn refused_call(&mut self, job: Job, why: Rejection) {
         let (outcome, ra) = match why {
             Rejection::Refused => (Outcome::Refused, None),
             Rejection::Unavailable(ra) => (Outcome::Status503, ra),
             Rejection::Shed(ra) => (Outcome::Status429, ra),
         };
-        self.respond_call(tier, job, outcome, ra);
+        self.respond_call(job, outcome, ra);
     }
 
     fn crash_tier(&mut self, tier: usize, r: usize, job: Job) {
         let now = self.now;
-        let mut flushed = std::mem::take(&mut self.flushed);
         let Some(server) =
             tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
         else {
             return;
         };
+        let mut flushed = std::mem::take(&mut self.flushed);
         let back = server.crash(now, &mut flushed);
         let restart = Event {
             aux: tier as u32,
@@ -454,11 +439,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             ..Event::new(Kind::TierRestart, 0, 0)
         };
         self.queue.push(back, restart);
-        self.respond_call(tier, job, Outcome::Reset, None);
+        self.respond_call(job, Outcome::Reset, None);
         for f in flushed.drain(..) {
             self.chain().totals[tier].work_ns += f.service.0;
             self.chain().totals[tier].wasted_ns += f.service.0;
-            self.respond_call(tier, f.job, Outcome::Reset, None);
+            self.respond_call(f.job, Outcome::Reset, None);
         }
         self.flushed = flushed;
     }
@@ -482,7 +467,6 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let now = self.now;
         let hit = self.outage_targets.get(index).cloned().unwrap_or_default();
         for r in hit {
-            let mut flushed = std::mem::take(&mut self.flushed);
             let Some(server) =
                 tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
             else {
@@ -492,13 +476,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 server.end_outage(now);
                 continue;
             }
+            let mut flushed = std::mem::take(&mut self.flushed);
             server.begin_outage(kind, now, &mut flushed);
             for f in flushed.drain(..) {
                 let t = &mut self.chain().totals[tier];
                 t.work_ns += f.service.0;
                 t.wasted_ns += f.service.0;
                 if let Some((outcome, ra)) = reply {
-                    self.respond_call(tier, f.job, outcome, ra);
+                    self.respond_call(f.job, outcome, ra);
                 }
             }
             self.flushed = flushed;
@@ -539,15 +524,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         calls_ok: Option<bool>,
     ) {
         let now = self.now;
-        let mut dropped = std::mem::take(&mut self.dropped);
         let Some(server) =
             tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
         else {
             return;
         };
-        let completed = server.complete(worker, epoch, now, &mut self.rng.service, &mut dropped);
-        dropped.clear();
-        self.dropped = dropped;
+        let completed =
+            server.complete(worker, epoch, now, &mut self.rng.service, &mut self.dropped);
+        // Queued work dropped unanswered because its caller had gone.
+        self.dropped.clear();
         let Some((done, next)) = completed else {
             return;
         };
@@ -555,7 +540,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.schedule_tier_done(tier, r, w, at);
         }
         if let Some(why) = done.refused {
-            self.refused_call(tier, done.job, why);
+            self.refused_call(done.job, why);
             return;
         }
         let (outcome, local) = match calls_ok {
@@ -567,7 +552,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 (if ok { Outcome::Ok } else { Outcome::Status503 }, local)
             }
         };
-        let delivered = self.respond_call(tier, done.job, outcome, None);
+        let delivered = self.respond_call(done.job, outcome, None);
         let t = &mut self.chain().totals[tier];
         t.work_ns += local.0;
         if !delivered {
@@ -617,13 +602,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// Sends a call's attempt its answer; false when nobody waits for it.
-    fn respond_call(
-        &mut self,
-        _tier: usize,
-        job: Job,
-        outcome: Outcome,
-        ra: Option<SimDuration>,
-    ) -> bool {
+    fn respond_call(&mut self, job: Job, outcome: Outcome, ra: Option<SimDuration>) -> bool {
         let hop = self.world.network.sample(&mut self.rng.network);
         let at = self.now + hop;
         if at >= job.deadline {
@@ -704,48 +683,25 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             .as_mut()
             .expect("a chain's handler runs with a chain");
         let tier = usize::from(c.links[slot as usize].tier);
-        let r = *c.slots.get(slot);
         let Some(callers) = c.callers[tier].as_mut() else {
             return;
         };
-        let mut state = Attempted {
-            retries: r.retries,
-            deadline_at: r.deadline_at,
-            memory: r.backoff_memory,
-        };
-        if let Some(b) = &mut callers.budget {
-            b.on_failure(outcome, r.charged);
-        }
-        let s = &callers.policy.strategy;
-        let mut decision = s.policy.decide(
-            &s.backoff,
+        let decision = c.slots.get(slot).after_failure(
+            &callers.policy.strategy,
+            callers.budget.as_mut(),
             outcome,
             ra,
-            &mut state,
             now,
             &mut self.rng.jitter,
         );
-        let mut charged = 0;
-        if let (Decision::Retry(_), Some(b)) = (decision, &mut callers.budget) {
-            match b.try_retry(now, outcome) {
-                Some(cost) => charged = cost,
-                None => decision = Decision::GiveUp(crate::retry::GiveUp::BudgetDenied),
-            }
-        }
         match decision {
+            Decision::Retry(delay) if delay == SimDuration::ZERO => self.send_call_attempt(slot),
             Decision::Retry(delay) => {
                 let r = c.slots.get(slot);
-                r.charged = charged;
-                r.retries += 1;
-                r.backoff_memory = state.memory;
-                if delay == SimDuration::ZERO {
-                    self.send_call_attempt(slot);
-                } else {
-                    r.phase = Phase::BackingOff;
-                    let attempt = r.attempt;
-                    self.queue
-                        .push(now + delay, Event::new(Kind::CallSend, slot, attempt));
-                }
+                r.phase = Phase::BackingOff;
+                let attempt = r.attempt;
+                self.queue
+                    .push(now + delay, Event::new(Kind::CallSend, slot, attempt));
             }
             Decision::GiveUp(_) => {
                 c.totals[tier].calls_failed += 1;

@@ -11,7 +11,6 @@ use crate::model::client::Phase;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::{Load, Observer};
 use crate::retry::breaker::Verdict;
-use crate::retry::policy::Attempted;
 use crate::retry::{Decision, GiveUp, Outcome};
 
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
@@ -28,13 +27,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             .policy
             .deadline
             .map_or(SimTime::NEVER, |d| now + d);
-        let r = self.slots.get(slot);
-        r.started = now;
-        r.deadline_at = deadline_at;
-        r.retries = 0;
-        r.backoff_memory = 0.0;
-        r.charged = 0;
-        r.bad = bad;
+        self.slots.get(slot).begin(now, deadline_at, bad);
         if let Some(b) = &mut self.budget {
             b.on_request(now);
         }
@@ -65,16 +58,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.slots.get(slot).probe = probe;
         let timeout_at = self.strategy.policy.timeout.map(|t| now + t);
         let r = self.slots.get(slot);
-        r.attempt = r.attempt.wrapping_add(1);
-        r.phase = Phase::Waiting;
-        r.attempt_deadline = timeout_at.unwrap_or(SimTime::NEVER).min(r.deadline_at);
-        let (attempt, deadline, retries, deadline_at, bad) = (
-            r.attempt,
-            r.attempt_deadline,
-            r.retries,
-            r.deadline_at,
-            r.bad,
-        );
+        let (attempt, deadline) = r.next_attempt(timeout_at);
+        let (retries, deadline_at, bad) = (r.retries, r.deadline_at, r.bad);
         let timeout = Event::new(Kind::Timeout, slot, attempt);
         if Some(deadline) == timeout_at {
             // Timeouts all have the same length, so they come in time order.
@@ -241,37 +226,17 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         outcome: Outcome,
         retry_after: Option<SimDuration>,
     ) {
-        let r = *self.slots.get(slot);
-        let mut state = Attempted {
-            retries: r.retries,
-            deadline_at: r.deadline_at,
-            memory: r.backoff_memory,
-        };
-        let s = self.strategy;
-        if let Some(b) = &mut self.budget {
-            b.on_failure(outcome, r.charged);
-        }
-        let mut decision = s.policy.decide(
-            &s.backoff,
+        let decision = self.slots.get(slot).after_failure(
+            self.strategy,
+            self.budget.as_mut(),
             outcome,
             retry_after,
-            &mut state,
             self.now,
             &mut self.rng.jitter,
         );
-        let mut charged = 0;
-        if let (Decision::Retry(_), Some(b)) = (decision, &mut self.budget) {
-            match b.try_retry(self.now, outcome) {
-                Some(cost) => charged = cost,
-                None => decision = Decision::GiveUp(GiveUp::BudgetDenied),
-            }
-        }
         match decision {
             Decision::Retry(delay) => {
                 let r = self.slots.get(slot);
-                r.charged = charged;
-                r.retries += 1;
-                r.backoff_memory = state.memory;
                 if delay == SimDuration::ZERO {
                     self.send_attempt(slot);
                 } else {
