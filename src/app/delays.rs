@@ -362,9 +362,10 @@ fn checked(name: &str, s: &Strategy) -> String {
 
 /// FNV-1a of the whole strategy a preset makes.
 fn fingerprint(s: &Strategy) -> String {
-    // A preset sets no call chain's tiers: the (empty) field, added after
-    // the presets were measured, is left out so their fingerprints stand.
-    let text = format!("{s:?}").replace(", tiers: []", "");
+    // A preset sets no call chain's tiers and no hedging: the (empty)
+    // fields, added after the presets were measured, are left out so their
+    // fingerprints stand.
+    let text = format!("{s:?}").replace(", tiers: [], hedging: None", "");
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 

@@ -164,6 +164,12 @@ impl Slots {
         self.free.push(slot);
     }
 
+    /// The request in `slot`, to read.
+    #[inline]
+    pub fn peek(&self, slot: u32) -> &Request {
+        &self.slots[slot as usize]
+    }
+
     /// The request in `slot`.
     #[inline]
     pub fn get(&mut self, slot: u32) -> &mut Request {

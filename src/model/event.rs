@@ -52,6 +52,8 @@ pub enum Kind {
     CallTimeout,
     /// Call `slot`'s backoff is over: its next attempt goes out.
     CallSend,
+    /// The hedging delay after copy (`slot`, `attempt`) is over.
+    Hedge,
 }
 
 /// One scheduled event.

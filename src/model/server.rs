@@ -306,6 +306,7 @@ impl Server {
     /// finished job (None if the completion is stale) and the next job started on
     /// the freed worker, with its completion time. Queued jobs dropped unserved
     /// because their clients stopped waiting are appended to `dropped`.
+    #[inline]
     pub fn complete<R: Rng + ?Sized>(
         &mut self,
         worker: u32,
@@ -313,6 +314,21 @@ impl Server {
         now: SimTime,
         rng: &mut R,
         dropped: &mut Vec<Job>,
+    ) -> Option<(Finished, Option<(u32, SimTime)>)> {
+        self.complete_if(worker, epoch, now, rng, dropped, |_| true)
+    }
+
+    /// [`Server::complete`], where a queued job that is not `wanted` (its
+    /// client cancelled it, and the server was told) is dropped unserved too.
+    #[inline]
+    pub fn complete_if<R: Rng + ?Sized>(
+        &mut self,
+        worker: u32,
+        epoch: u32,
+        now: SimTime,
+        rng: &mut R,
+        dropped: &mut Vec<Job>,
+        wanted: impl Fn(&Job) -> bool,
     ) -> Option<(Finished, Option<(u32, SimTime)>)> {
         if epoch != self.epoch {
             return None;
@@ -338,7 +354,9 @@ impl Server {
                 Discipline::Lifo => self.queue.pop_back(),
             };
             match job {
-                Some(job) if self.drop_expired && job.deadline <= now => dropped.push(job),
+                Some(job) if self.drop_expired && job.deadline <= now || !wanted(&job) => {
+                    dropped.push(job);
+                }
                 Some(job) => break self.start(job, now, rng),
                 None => break None,
             }

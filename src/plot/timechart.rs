@@ -88,15 +88,17 @@ pub fn series(report: &Report, v: impl Iterator<Item = f64>) -> Vec<(f64, f64)> 
         .collect()
 }
 
-/// A tick label without needless decimals: "6000", "20", "2.5", "0.25".
+/// A tick label without needless decimals: "6000", "20", "2.5", "0.25",
+/// "0.005" (a value below 1 keeps its first two significant digits).
 pub fn tick(v: f64) -> String {
     if v == v.round() || v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
         format!("{v:.1}")
     } else {
-        let text = format!("{v:.2}");
-        text.trim_end_matches('0').to_string()
+        let decimals = ((-v.abs().log10()).ceil() as usize + 1).clamp(2, 12);
+        let text = format!("{v:.decimals$}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
@@ -394,6 +396,20 @@ pub fn subtitle(report: &Report, extra: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::{SimDuration, SimTime};
+
+    #[test]
+    fn tick_labels_keep_two_significant_digits_below_one() {
+        let labels: Vec<String> = [6000.0, 20.0, 2.5, 0.25, 0.1, 0.015, 0.005, 0.0025, 0.0]
+            .into_iter()
+            .map(tick)
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "6000", "20", "2.5", "0.25", "0.1", "0.015", "0.005", "0.0025", "0"
+            ]
+        );
+    }
     use crate::metrics::{MetricsConfig, StrategyReport, Summary, Totals};
 
     fn report(recoveries: &[Option<f64>]) -> Report {

@@ -242,6 +242,8 @@ pub struct Strategy {
     /// In a call chain, the policy of the calls to each tier below the
     /// server (tier 1 first); empty without a chain.
     pub tiers: Vec<crate::model::chain::TierPolicy>,
+    /// Hedged requests instead of retries, if any (the users' requests only).
+    pub hedging: Option<super::HedgingConfig>,
 }
 
 #[cfg(test)]

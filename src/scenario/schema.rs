@@ -666,6 +666,9 @@ pub struct RetryFile {
     pub breaker: Option<BreakerFile>,
     /// Client-side adaptive throttling, e.g. `{ k = 2.0 }`.
     pub throttle: Option<ThrottleFile>,
+    /// Hedged requests (gRPC's `hedgingPolicy`), e.g.
+    /// `{ max_attempts = 2, delay = "20ms" }`.
+    pub hedging: Option<HedgingFile>,
     /// A call chain: calls carry their caller's deadline (gRPC's deadline
     /// propagation), default false.
     pub propagate_deadline: Option<bool>,
@@ -690,6 +693,18 @@ pub struct BreakerFile {
     pub jitter: Option<f64>,
     /// Probes when half-open (10).
     pub probes: Option<u32>,
+}
+
+/// Hedged requests, as gRPC's `hedgingPolicy`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HedgingFile {
+    /// Copies in all, the first included: 1 (no hedging) to 5.
+    pub max_attempts: Option<u32>,
+    /// Wait before each further copy (required with more than one copy).
+    pub delay: Option<DurationValue>,
+    /// Whether cancelling the losers drops their queued copies (true).
+    pub cancel: Option<bool>,
 }
 
 /// Adaptive throttling; defaults are the SRE book's.

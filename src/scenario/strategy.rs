@@ -9,14 +9,15 @@ use super::error::ScenarioError;
 use super::locate::KeyPath;
 use super::presets;
 use super::schema::{
-    BackoffFile, BreakerFile, BudgetFile, DurationOrNone, JITTER_HELP, JitterFile, JitterValue,
-    RetryAfterModeFile, RetryFile,
+    BackoffFile, BreakerFile, BudgetFile, DurationOrNone, HedgingFile, JITTER_HELP, JitterFile,
+    JitterValue, RetryAfterModeFile, RetryFile,
 };
 use super::validate::Checker;
 use crate::engine::SimDuration;
+use crate::retry::hedging::MAX_COPIES;
 use crate::retry::{
-    Backoff, BackoffKind, BreakerConfig, BudgetConfig, ConcurrencyLimit, Jitter, Outcome,
-    OutcomeSet, RetryAfterMode, RetryPolicy, Strategy, ThrottleConfig,
+    Backoff, BackoffKind, BreakerConfig, BudgetConfig, ConcurrencyLimit, HedgingConfig, Jitter,
+    Outcome, OutcomeSet, RetryAfterMode, RetryPolicy, Strategy, ThrottleConfig,
 };
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -221,6 +222,13 @@ impl Checker<'_> {
                 "retry_after_slack applies only with retry_after_mode = \"at-least\"".to_string(),
             );
         }
+        let max_retries = l
+            .get("max_retries", |r| r.max_retries)
+            .map_or(p.max_retries, |(v, _)| v.0);
+        let hedging = match l.get("hedging", |r| r.hedging.as_ref().map(|_| ())) {
+            Some(((), key)) => self.hedging(&key, l, max_retries)?,
+            None => None,
+        };
         let throttling_base = match l.get("throttling_base", |r| r.throttling_base) {
             Some((DurationOrNone::After(v), key)) => {
                 self.ensure(v.0 <= cap, &key, || {
@@ -244,10 +252,9 @@ impl Checker<'_> {
                 first_exponent,
                 jitter,
             },
+            hedging,
             policy: RetryPolicy {
-                max_retries: l
-                    .get("max_retries", |r| r.max_retries)
-                    .map_or(p.max_retries, |(v, _)| v.0),
+                max_retries,
                 timeout,
                 deadline,
                 retry_on,
@@ -260,6 +267,74 @@ impl Checker<'_> {
                 throttling_base,
             },
         })
+    }
+
+    /// A hedging policy (`None` for one copy), checked against the strategy's
+    /// retries: gRPC allows a method a retry policy or a hedging policy, not
+    /// both.
+    fn hedging(
+        &self,
+        key: &KeyPath,
+        l: &Layers,
+        max_retries: u32,
+    ) -> Checked<Option<HedgingConfig>> {
+        if let Some((_, _, service)) = l.tier {
+            // Inherited from the strategy's table, hedging is the users'.
+            if *key != l.path("hedging") {
+                return Ok(None);
+            }
+            return self.err(
+                key,
+                format!(
+                    "hedging applies to the users' requests (the strategy's own table), \
+                     not yet to the calls to {service}"
+                ),
+            );
+        }
+        let (n, n_key) = hedging_key(l, "max_attempts", |h| h.max_attempts)
+            .unwrap_or((2, key.join("max_attempts")));
+        let ok = (1..=u32::from(MAX_COPIES)).contains(&n);
+        self.ensure(ok, &n_key, || {
+            format!(
+                "max_attempts counts every copy, the first included: 1 (no hedging) to \
+                 {MAX_COPIES} (gRPC treats larger values as {MAX_COPIES}), got {n}"
+            )
+        })?;
+        let delay = hedging_key(l, "delay", |h| h.delay.map(|d| d.0));
+        let cancel = hedging_key(l, "cancel", |h| h.cancel).is_none_or(|(c, _)| c);
+        if n == 1 {
+            return Ok(None);
+        }
+        let Some((delay, delay_key)) = delay else {
+            return self.err(
+                &key.join("delay"),
+                "hedging needs a `delay` before each further copy (gRPC's hedgingDelay), \
+                 e.g. delay = \"20ms\"; Dean and Barroso suggest the 95th percentile of the \
+                 latency"
+                    .to_string(),
+            );
+        };
+        self.ensure(delay.0 > 0, &delay_key, || {
+            "delay must be positive: copies sent together are not hedging".into()
+        })?;
+        if max_retries > 0 {
+            let at = l
+                .get("max_retries", |r| r.max_retries)
+                .map_or(l.path("max_retries"), |(_, k)| k);
+            return self.err(
+                &at,
+                format!(
+                    "a strategy hedges or retries, not both (gRPC's service config allows a \
+                     method one of retryPolicy and hedgingPolicy): set max_retries = 0 beside \
+                     hedging (max_attempts counts every copy), got max_retries = {max_retries}"
+                ),
+            );
+        }
+        Ok(Some(HedgingConfig {
+            max_attempts: n as u8,
+            delay,
+            cancel,
+        }))
     }
 
     /// A time limit: the value given (positive), `None` for "none", else `default`.
@@ -443,6 +518,18 @@ fn backoff_kind(b: BackoffFile) -> BackoffKind {
         BackoffFile::Envoy => BackoffKind::Envoy,
         BackoffFile::DecorrelatedJitterV2 => BackoffKind::DecorrelatedJitterV2,
     }
+}
+
+/// One key of the hedging tables, and where it is set: each key is laid
+/// over the layers below on its own, so that a strategy may change one (a
+/// sweep sets `[retry]`'s delay for every strategy that hedges).
+fn hedging_key<T>(
+    l: &Layers,
+    name: &str,
+    get: impl Fn(&HedgingFile) -> Option<T>,
+) -> Option<(T, KeyPath)> {
+    l.get("hedging", |r| r.hedging.as_ref().and_then(&get))
+        .map(|(v, k)| (v, k.join(name)))
 }
 
 /// A strategy's table over its preset, over the `[retry]` defaults, over theirs.

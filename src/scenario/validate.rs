@@ -117,6 +117,15 @@ impl<'a> Checker<'a> {
             }
         }
         let strategies = self.strategies(&f.retry, &f.strategies, chain.as_ref())?;
+        if matches!(world.server, ServerModel::Occ) {
+            if let Some(i) = strategies.iter().position(|s| s.hedging.is_some()) {
+                return self.err(
+                    &KeyPath::key("strategy").at(i).join("hedging"),
+                    "the OCC record's attempts are a read then a write that must not be \
+                     duplicated: hedging needs a capacity server",
+                );
+            }
+        }
         let world = WorldConfig {
             chain: chain.map(Box::new),
             ..world

@@ -327,6 +327,14 @@ fn bad_chains_name_their_keys() {
             "acts on the users' calls only",
         ),
         (
+            ok.replace(
+                "name = \"a\"",
+                "name = \"a\"\n[strategy.tiers.db]\nhedging = { delay = \"5ms\" }",
+            ),
+            "strategy[0].tiers.db.hedging",
+            "not yet to the calls to db",
+        ),
+        (
             chain_world(
                 "[[outage]]\nkind = \"reset\"\nservice = \"cache\"\nstart = \"10s\"\nend = \"14s\"",
                 "[[strategy]]\nname = \"a\"",

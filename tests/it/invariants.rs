@@ -155,7 +155,10 @@ fn check(path: &str) {
         let ended: u64 = t.outcomes.iter().sum();
         assert!(ended <= t.attempts, "{who}: more outcomes than attempts");
         assert!(t.wasted_ns <= t.busy_ns, "{who}: wasted more than worked");
-        let max_retries = u64::from(strategy.policy.max_retries);
+        // A hedged request's copies after the first count as its retries.
+        let max_retries = u64::from(strategy.hedging.map_or(strategy.policy.max_retries, |h| {
+            u32::from(h.max_attempts) - 1
+        }));
         assert!(
             t.retries <= t.started * max_retries,
             "{who}: more retries than allowed"
@@ -191,6 +194,11 @@ fn every_overload_behaviour_and_trigger() {
 #[test]
 fn aws_occ_scenario() {
     check("scenarios/aws-jitter.toml");
+}
+
+#[test]
+fn hedging_scenario() {
+    check("scenarios/hedging.toml");
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod conformance;
 mod docs;
 mod fidelity;
 mod fleet;
+mod hedging;
 mod invariants;
 mod metastable;
 mod overload;

@@ -34,7 +34,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.rec.request_started();
         self.obs.request_started(now, slot);
         self.set_in_flight(1);
-        self.send_attempt(slot);
+        if self.hedges.is_some() {
+            self.hedged_start(slot);
+        } else {
+            self.send_attempt(slot);
+        }
     }
 
     /// Sends the next attempt of `slot`, unless the throttle or the breaker
@@ -68,6 +72,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             // The request's deadline cuts this attempt short.
             self.queue.push(deadline, timeout);
         }
+        self.dispatch(slot, attempt, retries, bad);
+        self.rec.attempt(retries > 0);
+        self.obs.attempt_sent(now, slot, retries, deadline_at);
+    }
+
+    /// Attempt `attempt` of `slot` leaves the client for the server, or for
+    /// the replica the balancer picks, which it returns.
+    #[inline(always)]
+    pub(super) fn dispatch(&mut self, slot: u32, attempt: u32, retries: u32, bad: bool) -> u16 {
         // Against the OCC record an attempt starts with a read; otherwise the
         // request itself goes out.
         let (kind, replica) = match &mut self.server {
@@ -93,14 +106,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             replica,
             ..Event::new(kind, slot, attempt)
         };
-        self.queue.push(now + hop, ev);
-        self.rec.attempt(retries > 0);
-        self.obs.attempt_sent(now, slot, retries, deadline_at);
+        self.queue.push(self.now + hop, ev);
+        replica
     }
 
     /// What the throttle and the breaker say to an attempt now: `None` refused,
     /// `Some(true)` allowed as a half-open probe, `Some(false)` allowed.
-    fn local_verdict(&mut self) -> Option<bool> {
+    pub(super) fn local_verdict(&mut self) -> Option<bool> {
         let now = self.now;
         if let Some(t) = &mut self.throttle {
             // The book's order: the probability from the counts so far, then this
@@ -121,7 +133,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// An attempt's outcome reaches the client: the breaker and the throttle learn it.
-    fn observe_outcome(&mut self, slot: u32, outcome: Outcome) {
+    pub(super) fn observe_outcome(&mut self, slot: u32, outcome: Outcome) {
         let now = self.now;
         if let Some(t) = &mut self.throttle {
             if matches!(
@@ -168,7 +180,18 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// The client of (`slot`, `attempt`) still waits for it: its deadline, else None.
     pub(super) fn live_deadline(&mut self, slot: u32, attempt: u32) -> Option<SimTime> {
         let r = self.slots.get(slot);
-        (r.phase == Phase::Waiting && r.attempt == attempt).then_some(r.attempt_deadline)
+        if r.phase != Phase::Waiting {
+            return None;
+        }
+        if r.attempt == attempt {
+            return Some(r.attempt_deadline);
+        }
+        // An earlier copy of a hedged request may still be out.
+        let (latest, deadline) = (r.attempt, r.attempt_deadline);
+        self.hedges
+            .as_ref()
+            .filter(|h| h.is_out(slot, latest, attempt))
+            .map(|_| deadline)
     }
 
     /// The current attempt of `slot` is over at the client (answered or timed
@@ -186,6 +209,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     pub(super) fn on_response(&mut self, ev: Event) {
+        if self.hedges.is_some() {
+            self.on_hedged_response(ev);
+            return;
+        }
         if self.live_deadline(ev.slot, ev.attempt).is_none() {
             return;
         }
@@ -210,6 +237,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     pub(super) fn on_timeout(&mut self, ev: Event) {
+        if self.hedges.is_some() {
+            self.on_hedged_timeout(ev);
+            return;
+        }
         if self.live_deadline(ev.slot, ev.attempt).is_none() {
             return;
         }

@@ -7,6 +7,7 @@
 mod chain;
 mod clients;
 mod fleet;
+mod hedge;
 mod server;
 
 pub use chain::TierTotals;
@@ -262,6 +263,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) outage_targets: Vec<Vec<usize>>,
     /// The tiers below the server and their calls, if the world has any.
     pub(super) chain: Option<Box<chain::ChainRun>>,
+    /// The strategy's hedging and the copies out, if it hedges.
+    pub(super) hedges: Option<Box<hedge::Hedges>>,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -332,6 +335,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 ))),
                 _ => None,
             },
+            hedges: strategy.hedging.map(|h| Box::new(hedge::Hedges::new(h))),
             budget: strategy.budget.as_ref().map(Budget::new),
             breaker: strategy.breaker.as_ref().map(Breaker::new),
             throttle: strategy.throttle.as_ref().map(Throttle::new),
@@ -533,6 +537,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Kind::CallResponse => self.on_call_response(ev),
             Kind::CallTimeout => self.on_call_timeout(ev),
             Kind::CallSend => self.on_call_send(ev),
+            Kind::Hedge => self.on_hedge_timer(ev),
             Kind::Begin
             | Kind::Arrival
             | Kind::Send

@@ -93,7 +93,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn depart_dropped(&mut self, r: usize) {
         let mut dropped = std::mem::take(&mut self.dropped);
         for job in dropped.drain(..) {
-            self.rec.expired_dropped();
+            // Dropped because its deadline passed; a hedged copy may also be
+            // dropped because it was cancelled, which is not an expiry.
+            if job.deadline <= self.now {
+                self.rec.expired_dropped();
+            }
             self.depart(r, self.now - job.arrived);
         }
         self.dropped = dropped;
@@ -236,13 +240,26 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(server) = self.server.replica(r) else {
             return;
         };
-        let completed = server.complete(
-            ev.slot,
-            ev.attempt,
-            self.now,
-            &mut self.rng.service,
-            &mut self.dropped,
-        );
+        let completed = match self.hedges.as_deref() {
+            Some(h) if h.cfg.cancel => {
+                let slots = &self.slots;
+                server.complete_if(
+                    ev.slot,
+                    ev.attempt,
+                    self.now,
+                    &mut self.rng.service,
+                    &mut self.dropped,
+                    |job| h.wanted(slots, job),
+                )
+            }
+            _ => server.complete(
+                ev.slot,
+                ev.attempt,
+                self.now,
+                &mut self.rng.service,
+                &mut self.dropped,
+            ),
+        };
         if !self.dropped.is_empty() {
             self.depart_dropped(r);
         }
@@ -266,7 +283,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         } else {
             Outcome::Ok
         };
-        let delivered = self.respond(done.job, outcome, None);
+        let delivered = if self.hedges.is_some() {
+            self.answer_copy(done.job, outcome)
+        } else {
+            self.respond(done.job, outcome, None)
+        };
         if delivered && outcome == Outcome::Ok {
             if let Some(rec) = &mut self.per_replica {
                 rec.served(r, self.now);
