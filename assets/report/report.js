@@ -178,6 +178,25 @@ window.RetryStorm = (function () {
           { label: 'waiting to retry', grey: true, data: values(n, num('backing_off')) }],
       },
     ];
+    if (facts.tiers) {
+      // A call chain: each tier's attempts in the strategy's colour, one
+      // line pattern per tier.
+      const patterns = [[undefined, 'solid'], [[8, 4], 'dashed'], [[2, 3], 'dotted'], [[10, 3, 2, 3], 'dash-dot']];
+      const pattern = (k) => patterns[k % patterns.length];
+      const services = facts.tiers.services;
+      figures.push({
+        id: 'chart-tiers', unit: 'attempts/s', line: null,
+        title: 'Attempts per second at each tier (' +
+          services.map((svc, k) => `${pattern(k)[1]}: ${svc}`).join(', ') + ')',
+        parts: (n) => {
+          const per = facts.tiers.attempts[facts.strategies.indexOf(n)] || [];
+          return services.map((svc, k) => ({
+            label: svc, dash: pattern(k)[0],
+            data: (per[k] || []).map((a) => a / facts.bucket_s),
+          }));
+        },
+      });
+    }
 
     let syncing = false;
     function decorate(u, fig, i) {
@@ -254,7 +273,7 @@ window.RetryStorm = (function () {
               label: p.label,
               stroke: p.grey ? '#8a8a8a' : p.dashed ? '#222' : facts.colours[i],
               width: p.dashed ? 1 : 1.5,
-              dash: p.dashed ? [6, 4] : undefined,
+              dash: p.dash || (p.dashed ? [6, 4] : undefined),
               points: { show: false },
               value: (u, v) => (v == null ? '-' : (Math.round(v * 10) / 10).toString()),
             }))),
@@ -372,7 +391,7 @@ window.RetryStorm = (function () {
         heatmaps(box, chart, rowFor, cell);
       }
     }
-    // The timeline: attempts per second, first run at the last point.
+    // The timeline: attempts per second, first run at the timeline's point.
     const tl = parseCsv(data.timeline);
     const tc = (c) => tl.header.indexOf(c);
     const per = new Map(names.map((n) => [n, []]));
@@ -381,7 +400,7 @@ window.RetryStorm = (function () {
     if (first.length) {
       const box = byId('chart-timeline');
       const h = document.createElement('h3');
-      h.textContent = 'Attempts per second over time: the first run at the last point';
+      h.textContent = 'Attempts per second over time: the first run at ' + facts.timeline_at;
       box.appendChild(h);
       const t = first.map((r) => +r[tc('t_s')] + facts.bucket_s / 2);
       const spec = { series: names.map((n, i) => ({ i, label: n,

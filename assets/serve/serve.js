@@ -63,6 +63,7 @@
             <div class="chart" id="${p}chart-goodput"></div>
             <div class="chart" id="${p}chart-backlog"></div>
             <div class="chart" id="${p}chart-fleet"></div>
+            <div class="chart" id="${p}chart-tiers"></div>
           </div>
         </div>`;
       this.q = (s) => this.root.querySelector(s);
@@ -133,7 +134,7 @@
       this.summary = null;
       this.q('.table').innerHTML = '';
       this.q('.takeaway-box').innerHTML = '';
-      ['toggles', 'chart-load', 'chart-goodput', 'chart-backlog', 'chart-fleet'].forEach((c) => {
+      ['toggles', 'chart-load', 'chart-goodput', 'chart-backlog', 'chart-fleet', 'chart-tiers'].forEach((c) => {
         this.q('#' + this.id + '-' + c).innerHTML = '';
       });
       this.root.classList.remove('stale');

@@ -58,7 +58,12 @@ const MAIN_COLUMNS: [&str; 9] = [
 /// table shows the CSV's numbers) and its meaning, from [`columns`].
 fn heading(name: &str) -> (String, &'static str) {
     match columns::summary(name) {
-        Some(c) if matches!(c.shown, columns::Shown::Seconds(_)) => {
+        Some(c)
+            if matches!(
+                c.shown,
+                columns::Shown::Seconds(_) | columns::Shown::Latency
+            ) =>
+        {
             (format!("{} (s)", c.heading), c.meaning)
         }
         Some(c) => (c.heading.to_string(), c.meaning),
@@ -73,7 +78,76 @@ pub fn run_facts(r: &Report) -> serde_json::Value {
     if let Some(fleet) = fleet_facts(r) {
         facts["fleet"] = fleet;
     }
+    if let Some(tiers) = tier_facts(r) {
+        facts["tiers"] = tiers;
+    }
     facts
+}
+
+/// A call chain's tiers for the chart of `report.js`: the services' names
+/// (tier 0 first) and, per strategy, the attempts each tier received in
+/// each bucket; `None` without a chain.
+fn tier_facts(r: &Report) -> Option<serde_json::Value> {
+    let first = r.runs.iter().find_map(|run| run.tiers.as_ref())?;
+    let services: Vec<&str> = first.iter().map(|(name, _)| name.as_str()).collect();
+    let attempts: Vec<Vec<&[u32]>> = r
+        .runs
+        .iter()
+        .map(|run| {
+            run.tiers
+                .iter()
+                .flatten()
+                .map(|(_, t)| t.attempts.as_slice())
+                .collect()
+        })
+        .collect();
+    Some(serde_json::json!({ "services": services, "attempts": attempts }))
+}
+
+/// The section of a call chain's tiers: `tiers.csv` as a table, each
+/// column's heading and meaning from [`columns::TIERS`], and with `chart`
+/// the chart's place (the playground has its own); empty without a chain.
+pub fn tiers_section(r: &Report, chart: bool) -> String {
+    use crate::export::Exporter;
+    let tiers = crate::export::tiers_csv::TiersCsv;
+    if !tiers.applies(r) {
+        return String::new();
+    }
+    let Ok(bytes) = tiers.serialize(r) else {
+        return String::new();
+    };
+    let (header, rows) = parse_csv(&String::from_utf8_lossy(&bytes));
+    let mut t = String::from(
+        "<section id=\"tiers\"><h2>Tiers</h2>\
+         <p class=\"hint\">Each service of the call chain, tier 0 being the one users call. \
+         A tier's <i>calls</i> are the logical requests its callers made of it; its \
+         <i>attempts</i> include their retries. Hover a heading for what it means; every \
+         figure is from <code>tiers.csv</code>.</p>\
+         <div class=\"wide\"><table class=\"summary sortable\" id=\"tiers-table\"><thead><tr>",
+    );
+    let cols: Vec<_> = header
+        .iter()
+        .map(|h| columns::TIERS.iter().find(|c| c.name == h))
+        .collect();
+    for (h, c) in header.iter().zip(&cols) {
+        let (head, what) = c.map_or((h.as_str(), ""), |c| (c.heading, c.meaning));
+        let _ = write!(t, "<th title=\"{}\">{}</th>", esc(what), esc(head));
+    }
+    t.push_str("</tr></thead><tbody>");
+    for row in &rows {
+        t.push_str("<tr>");
+        for (v, c) in row.iter().zip(&cols) {
+            let shown = c.map_or_else(|| v.clone(), |c| c.show(v));
+            let _ = write!(t, "<td>{}</td>", esc(&shown));
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("</tbody></table></div>");
+    if chart {
+        t.push_str("<div class=\"chart\" id=\"chart-tiers\"></div>");
+    }
+    t.push_str("</section>");
+    t
 }
 
 /// A fleet's replicas for the map of `report.js`: per strategy, the grid of
@@ -188,6 +262,7 @@ pub fn run_page(p: &RunPage) -> String {
     body.push_str("<details><summary>Every column of summary.csv</summary>");
     body.push_str(&full_table(&summary));
     body.push_str("</details></section>");
+    body.push_str(&tiers_section(r, true));
     let _ = write!(
         body,
         "<section id=\"charts\"><h2>Charts</h2>\
@@ -286,6 +361,7 @@ pub fn sweep_page(p: &SweepPage) -> String {
         "replications": sw.replications,
         "bucket_s": r.metrics.bucket.as_secs_f64(),
         "axes": axes,
+        "timeline_at": sw.points.get(sw.timeline_point).map(|pt| sw.describe(pt)),
         "charts": charts,
         "strategies": strategies,
         "colours": (0..strategies.len()).map(|i| hex(style::colour(i))).collect::<Vec<_>>(),
@@ -418,7 +494,7 @@ const SWEEP_READING: &str = "<section id=\"reading\"><h2>How to read it</h2>\
 <li>Each <b>point</b> of the sweep is one value of the swept parameter (or one pair, for a map); each strategy runs there as many times as the sweep's replications, with different seeds.</li>\
 <li><b>Means</b> come with the half-width of their 95% confidence interval (<code>_ci95</code>); the charts draw the mean.</li>\
 <li><b>Recovery</b> is summarised by its median and largest value over the runs, because a run that never recovers has no finite time: <i>never</i> counts as longer than any.</li>\
-<li>The <b>timeline</b> is the first run at the last point: attempts per second over time, to show what one run there looks like.</li>\
+<li>The <b>timeline</b> is the first run at one point (the last, unless the sweep's <code>timeline_at</code> names another): attempts per second over time, to show what one run there looks like.</li>\
 </ul></section>";
 
 /// A table of the named columns of `csv_text`, in the order given:

@@ -4,7 +4,7 @@
 //! the share of runs that recovered, the share and its Wilson interval), every
 //! value with all its digits (the shortest decimal that reads back as the same
 //! number), and `timeline.csv`, attempts per bucket of replication 0 at the
-//! last point.
+//! timeline's point (the last unless `timeline_at` names another).
 
 use super::{ExportError, fixed, to_csv};
 use crate::sweep::SweepReport;

@@ -16,6 +16,10 @@ pub enum Shown {
     Seconds(usize),
     /// A share as a percentage with this many decimals.
     Percent(usize),
+    /// Seconds, shown in milliseconds below a second (three significant
+    /// digits: "7.00 ms", "270 ms") and in seconds above ("1.03 s"): a
+    /// latency, or a swept duration.
+    Latency,
 }
 
 /// One column.
@@ -45,7 +49,7 @@ const fn col(
     }
 }
 
-use Shown::{AsIs, Decimals, Percent, Seconds};
+use Shown::{AsIs, Decimals, Latency, Percent, Seconds};
 
 /// `summary.csv`, one row per strategy, in column order. The first thirteen
 /// are a contract: scripts may rely on their names and places.
@@ -108,13 +112,13 @@ pub const SUMMARY: [Column; 36] = [
     col(
         "latency_p50_s",
         "latency p50",
-        Seconds(3),
+        Latency,
         "median end-to-end latency of successful logical requests: first attempt sent to success received, retries and backoff included",
     ),
     col(
         "latency_p99_s",
         "latency p99",
-        Seconds(2),
+        Latency,
         "99th percentile of the same latencies",
     ),
     col(
@@ -176,7 +180,7 @@ pub const SUMMARY: [Column; 36] = [
     col(
         "latency_mean_s",
         "latency mean",
-        Seconds(3),
+        Latency,
         "mean of the same latencies (exact)",
     ),
     col(
@@ -428,13 +432,13 @@ pub const TIERS: [Column; 14] = [
     col(
         "latency_p50_s",
         "latency p50",
-        Seconds(2),
+        Latency,
         "median latency of the tier's successful calls, from the call's start to its OK at the caller, retries included (tier 0: the users' requests)",
     ),
     col(
         "latency_p99_s",
         "latency p99",
-        Seconds(2),
+        Latency,
         "their 99th percentile",
     ),
 ];
@@ -454,8 +458,15 @@ pub fn any(name: &str) -> Option<&'static Column> {
 impl Column {
     /// `value` (as the CSV has it) as a table shows it.
     pub fn show(&self, value: &str) -> String {
-        match self.shown {
-            _ if value.is_empty() && matches!(self.shown, Seconds(_)) => "never".into(),
+        self.shown.show(value)
+    }
+}
+
+impl Shown {
+    /// `value` (as the CSV has it) shown this way.
+    pub fn show(self, value: &str) -> String {
+        match self {
+            _ if value.is_empty() && matches!(self, Seconds(_)) => "never".into(),
             _ if value.is_empty() => "-".into(),
             AsIs => value.to_string(),
             Decimals(d) => value
@@ -467,8 +478,67 @@ impl Column {
             Percent(d) => value
                 .parse::<f64>()
                 .map_or_else(|_| value.to_string(), |v| format!("{:.d$}%", v * 100.0)),
+            Latency => value
+                .parse::<f64>()
+                .map_or_else(|_| value.to_string(), latency),
         }
     }
+}
+
+/// Seconds as [`Shown::Latency`] shows them.
+fn latency(s: f64) -> String {
+    let ms = s * 1000.0;
+    match ms.abs() {
+        m if m >= 1000.0 => format!("{s:.2} s"),
+        m if m >= 99.95 => format!("{ms:.0} ms"),
+        m if m >= 9.995 => format!("{ms:.1} ms"),
+        _ => format!("{ms:.2} ms"),
+    }
+}
+
+/// The sweep summary's statistic suffixes (`summary.csv` of a sweep names a
+/// figure's columns `<figure>_<suffix>`), and how a heading says each.
+const STATISTICS: [(&str, &str); 7] = [
+    ("_ci95_low", "95% low"),
+    ("_ci95_high", "95% high"),
+    ("_mean", "mean"),
+    ("_ci95", "\u{b1} 95%"),
+    ("_median", "median"),
+    ("_max", "largest"),
+    ("_share", "share"),
+];
+
+/// The heading and display of column `name` of a CSV whose header is
+/// `header`: a run's file's column, a sweep summary's `<figure>_<statistic>`,
+/// or a sweep's parameter (its first column).
+fn resolve(name: &str, header: &[String]) -> Option<(String, Shown)> {
+    if let Some(c) = any(name) {
+        return Some((c.heading.to_string(), c.shown));
+    }
+    for (suffix, word) in STATISTICS {
+        let Some(base) = name.strip_suffix(suffix) else {
+            continue;
+        };
+        let Some(f) = crate::sweep::figures::index(base) else {
+            continue;
+        };
+        let figure = &crate::sweep::figures::FIGURES[f];
+        let (heading, shown) = match summary(base) {
+            // A mean of counts is not a count.
+            Some(c) if c.shown == AsIs => (c.heading, Decimals(1)),
+            Some(c) if word != "share" && !word.starts_with("95%") => (c.heading, c.shown),
+            Some(c) => (c.heading, Decimals(3)),
+            None => (figure.label, Decimals(figure.decimals)),
+        };
+        return Some((format!("{heading} ({word})"), shown));
+    }
+    if header.first().is_some_and(|h| h == name) && name != "strategy" {
+        return Some(match name.strip_suffix("_s") {
+            Some(parameter) => (parameter.to_string(), Latency),
+            None => (name.to_string(), AsIs),
+        });
+    }
+    None
 }
 
 /// A Markdown table of the CSV `text`: the rows whose first column is in
@@ -488,31 +558,29 @@ pub fn markdown_table(text: &str, columns: &[&str], rows: &[&str]) -> Result<Str
             .iter()
             .position(|h| h == name)
             .ok_or_else(|| format!("no column {name} in the CSV"))?;
-        let column = any(name).ok_or_else(|| format!("{name} is not a known column"))?;
-        picked.push((at, column));
+        let (heading, shown) =
+            resolve(name, &header).ok_or_else(|| format!("{name} is not a known column"))?;
+        picked.push((at, heading, shown, *name == "strategy"));
     }
     let mut out = String::new();
-    let headings: Vec<&str> = picked.iter().map(|(_, c)| c.heading).collect();
+    let headings: Vec<&str> = picked.iter().map(|(_, h, _, _)| h.as_str()).collect();
     out.push_str(&format!("| {} |\n", headings.join(" | ")));
     let rule: Vec<&str> = picked
         .iter()
-        .map(|(_, c)| {
-            if c.shown == AsIs && c.name == "strategy" {
-                "---"
-            } else {
-                "---:"
-            }
-        })
+        .map(|(_, _, _, text)| if *text { "---" } else { "---:" })
         .collect();
     out.push_str(&format!("|{}|\n", rule.join("|")));
+    // Rows are picked by their first column or their strategy.
+    let strategy = header.iter().position(|h| h == "strategy");
     for record in reader.records() {
         let record = record.map_err(|e| e.to_string())?;
-        if !rows.is_empty() && !rows.contains(&record.get(0).unwrap_or_default()) {
+        let keys = [Some(0), strategy].map(|i| i.and_then(|i| record.get(i)).unwrap_or_default());
+        if !rows.is_empty() && !keys.iter().any(|k| rows.contains(k)) {
             continue;
         }
         let cells: Vec<String> = picked
             .iter()
-            .map(|(at, c)| c.show(record.get(*at).unwrap_or_default()))
+            .map(|(at, _, shown, _)| shown.show(record.get(*at).unwrap_or_default()))
             .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
@@ -624,6 +692,28 @@ mod tests {
         let only_b = markdown_table(csv, &["strategy", "failed"], &["b"]).unwrap();
         assert!(only_b.ends_with("| b | 0 |\n"), "{only_b}");
         assert!(markdown_table(csv, &["nope"], &[]).is_err());
+    }
+
+    #[test]
+    fn a_sweep_summary_shows_its_parameter_statistics_and_latencies() {
+        let csv = "retry.hedging.delay_s,strategy,runs,latency_p99_s_mean,latency_p99_s_ci95,failed_mean\n\
+                   0.005,a,3,0.0070,0.0001,0\n0.005,b,3,1.25,0.01,2.5\n0.02,a,3,0.0105,0.0002,0\n";
+        let cols = [
+            "retry.hedging.delay_s",
+            "strategy",
+            "latency_p99_s_mean",
+            "failed_mean",
+        ];
+        let t = markdown_table(csv, &cols, &["a"]).unwrap();
+        assert_eq!(
+            t,
+            "| retry.hedging.delay | strategy | latency p99 (mean) | failed (mean) |\n\
+             |---:|---|---:|---:|\n\
+             | 5.00 ms | a | 7.00 ms | 0.0 |\n| 20.0 ms | a | 10.5 ms | 0.0 |\n"
+        );
+        let at = markdown_table(csv, &["strategy", "latency_p99_s_mean"], &["0.005"]).unwrap();
+        assert!(at.ends_with("| a | 7.00 ms |\n| b | 1.25 s |\n"), "{at}");
+        assert!(markdown_table(csv, &["runs_mean"], &[]).is_err());
     }
 
     #[test]

@@ -59,9 +59,10 @@ pub fn pattern(i: usize) -> Option<(u32, u32)> {
 }
 
 /// The marker of series `i` where lines share a chart: circle, triangle or
-/// square, changing with every colour cycle as the pattern does.
+/// square in turn, so that two series with the same values (one line drawn
+/// over the other) still show both markers.
 pub fn marker(i: usize) -> usize {
-    (i / PALETTE.len()) % 3
+    i % 3
 }
 
 /// Viridis (van der Walt and Smith, matplotlib 2.0), at five stops: perceptually

@@ -1,6 +1,6 @@
 //! Charts of a sweep: a figure against the swept parameter (one line per
 //! strategy, its 95% confidence interval as a band), a heatmap per strategy for
-//! two-parameter sweeps, and the timeline of attempts at the last point.
+//! two-parameter sweeps, and the timeline of attempts at one point.
 
 use plotters::coord::CoordTranslate;
 use plotters::coord::ranged1d::SegmentValue;
@@ -83,16 +83,24 @@ fn marker<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     at: (f64, f64),
     colour: RGBColor,
 ) -> Result<(), PlotError> {
+    // Later series are drawn over earlier ones: a marker a little smaller
+    // for each keeps the ones beneath in sight where values coincide.
+    let size = 7 - i.min(4) as i32;
     match style::marker(i) {
         0 => chart
-            .draw_series(std::iter::once(Circle::new(at, 4, colour.filled())))
+            .draw_series(std::iter::once(Circle::new(at, size, colour.filled())))
             .map(|_| ()),
         1 => chart
-            .draw_series(std::iter::once(TriangleMarker::new(at, 5, colour.filled())))
+            .draw_series(std::iter::once(TriangleMarker::new(
+                at,
+                size + 3,
+                colour.filled(),
+            )))
             .map(|_| ()),
         _ => chart
             .draw_series(std::iter::once(
-                EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], colour.filled()),
+                EmptyElement::at(at)
+                    + Rectangle::new([(-size, -size), (size, size)], colour.filled()),
             ))
             .map(|_| ()),
     }
@@ -539,8 +547,9 @@ fn colour_bar(
     Ok(())
 }
 
-/// `timeline.png`: attempts per bucket at the last point, one panel per
-/// strategy the sweep names in `timeline`.
+/// `timeline.png`: attempts per bucket at the timeline's point (the last
+/// unless `timeline_at` names another), one panel per strategy the sweep
+/// names in `timeline`.
 pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
     let chosen: Vec<(usize, &(String, Vec<crate::sweep::Bin>))> = r
         .timelines
@@ -564,18 +573,10 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
     );
     let n = chosen.len().max(1);
     let height = 70 + 260 * n as u32 + 20;
-    let at = r
-        .sweep
-        .points
-        .last()
-        .map_or(String::new(), |p| r.sweep.describe(p));
+    let point = r.sweep.points.get(r.sweep.timeline_point);
+    let at = point.map_or(String::new(), |p| r.sweep.describe(p));
     // Say what is drawn only where it is: the trigger and the capacity.
-    let worlds = r
-        .sweep
-        .points
-        .last()
-        .map(|p| p.worlds.as_slice())
-        .unwrap_or(&[]);
+    let worlds = point.map(|p| p.worlds.as_slice()).unwrap_or(&[]);
     let mut legend = String::new();
     if worlds.iter().any(|w| !w.outages.is_empty()) {
         legend.push_str("; trigger shaded grey");
@@ -588,7 +589,7 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
         let sub = format!(
             "scenario {}, replication 0 (seed {}){legend}",
             r.scenario,
-            crate::sweep::derive_seed(r.seed, r.sweep.points.len().saturating_sub(1), 0)
+            crate::sweep::derive_seed(r.seed, r.sweep.timeline_point, 0)
         );
         let body = timechart::title(root, &title, &sub)?;
         for ((i, (name, bins)), area) in chosen.iter().zip(body.split_evenly((n, 1)).iter()) {
@@ -605,7 +606,7 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
                 .draw()
                 .map_err(draw_err)?;
             // The trigger and the capacity of this strategy's world at that point.
-            if let Some(world) = r.sweep.points.last().and_then(|p| p.worlds.get(*i)) {
+            if let Some(world) = point.and_then(|p| p.worlds.get(*i)) {
                 for o in &world.outages {
                     let (s, e) = (o.start.as_secs_f64(), o.end.as_secs_f64().min(x_hi));
                     if s < e {
@@ -627,7 +628,7 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
                 )
             });
             chart.draw_series(bars).map_err(draw_err)?;
-            let world = r.sweep.points.last().and_then(|p| p.worlds.get(*i));
+            let world = point.and_then(|p| p.worlds.get(*i));
             if let Some(c) = world.and_then(|w| w.capacity_per_s()) {
                 let per_bucket = c * width;
                 if per_bucket < y_hi {

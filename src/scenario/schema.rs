@@ -68,6 +68,9 @@ pub struct SweepFile {
     pub log_y: Option<Vec<String>>,
     /// Strategies shown in `timeline.png` (default: all).
     pub timeline: Option<Vec<String>>,
+    /// The point whose first run `timeline.png` shows: a value of the
+    /// parameter, or one per parameter (default: the last point).
+    pub timeline_at: Option<toml::Value>,
 }
 
 /// `[sweep.by]`: the second parameter.

@@ -38,6 +38,8 @@ pub struct Sweep {
     pub charts: Vec<(usize, bool)>,
     /// Strategies shown in `timeline.png`.
     pub timeline: Vec<String>,
+    /// The point whose replication 0 keeps its timeline (index into `points`).
+    pub timeline_point: usize,
 }
 
 /// One swept parameter.
@@ -239,13 +241,66 @@ impl Checker<'_> {
                 strategies: scenario.strategies,
             });
         }
+        let axes: Vec<Axis> = checked.into_iter().map(|(a, _, _)| a).collect();
+        let timeline_point = self.timeline_point(s, &axes, &sizes, &key)?;
         Ok(Sweep {
-            axes: checked.into_iter().map(|(a, _, _)| a).collect(),
+            axes,
             replications,
             points,
             charts: self.charts(s, &key)?,
             timeline: self.timeline(s, base, &key)?,
+            timeline_point,
         })
+    }
+
+    /// The point `timeline_at` names (one value per axis, or a lone value
+    /// for one axis), else the last one.
+    fn timeline_point(
+        &self,
+        s: &SweepFile,
+        axes: &[Axis],
+        sizes: &[usize],
+        key: &KeyPath,
+    ) -> Result<usize, super::ScenarioError> {
+        let Some(at) = &s.timeline_at else {
+            return Ok(sizes.iter().product::<usize>() - 1);
+        };
+        let key = key.join("timeline_at");
+        let given: Vec<&toml::Value> = match at {
+            toml::Value::Array(list) => list.iter().collect(),
+            one => vec![one],
+        };
+        if given.len() != axes.len() {
+            return self.err(
+                &key,
+                format!(
+                    "give one value for each swept parameter ({}), got {}",
+                    axes.len(),
+                    given.len()
+                ),
+            );
+        }
+        let mut flat = 0;
+        for ((v, axis), n) in given.into_iter().zip(axes).zip(sizes) {
+            let x = Number::read(v).map(Number::x);
+            let Some(i) = x.ok().and_then(|x| {
+                axis.values
+                    .iter()
+                    .position(|a| (a.x - x).abs() <= 1e-12 * x.abs().max(1e-9))
+            }) else {
+                let listed: Vec<&str> = axis.values.iter().map(|a| a.display.as_str()).collect();
+                return self.err(
+                    &key,
+                    format!(
+                        "{v} is not one of the values of {}: {}",
+                        axis.parameter,
+                        listed.join(", ")
+                    ),
+                );
+            };
+            flat = flat * n + i;
+        }
+        Ok(flat)
     }
 
     /// One axis: its key path, and its values in order.

@@ -60,6 +60,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("fleet", include_str!("../../scenarios/fleet.toml")),
     ("zone", include_str!("../../scenarios/zone.toml")),
     ("autoscale", include_str!("../../scenarios/autoscale.toml")),
+    (
+        "call-chain",
+        include_str!("../../scenarios/call-chain.toml"),
+    ),
     ("mm1", include_str!("../../scenarios/mm1.toml")),
 ];
 
@@ -351,7 +355,9 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
     let facts = html::run_facts(&report);
     Ok(RunResponse {
         ok: true,
-        table: html::summary_table(&summary, !report.outages.is_empty()),
+        // A call chain's tiers follow the summary, with their chart's place.
+        table: html::summary_table(&summary, !report.outages.is_empty())
+            + &html::tiers_section(&report, false),
         takeaway: html::takeaway_section(&report),
         toml: edit::export_text(&text, &s.name),
         facts,

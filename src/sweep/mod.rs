@@ -64,9 +64,9 @@ pub fn locate(sweep: &Sweep, index: usize) -> (usize, usize, u32) {
 }
 
 /// Whether the cell at (point, replication) keeps its timeline: replication 0 of
-/// the last point.
+/// the timeline's point (the last unless `timeline_at` names another).
 fn keeps_timeline(sweep: &Sweep, point: usize, rep: u32) -> bool {
-    point + 1 == sweep.points.len() && rep == 0
+    point == sweep.timeline_point && rep == 0
 }
 
 /// One (point, strategy) row of a sweep.
@@ -118,7 +118,7 @@ pub struct SweepReport {
     pub metrics: MetricsConfig,
     /// Rows by point, then strategy in file order.
     pub rows: Vec<SweepRow>,
-    /// Replication 0 at the last point: attempts per bucket, per strategy.
+    /// Replication 0 at the timeline's point: attempts per bucket, per strategy.
     pub timelines: Vec<(String, Vec<Bin>)>,
     /// Events simulated over all runs.
     pub events: u64,

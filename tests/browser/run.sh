@@ -16,8 +16,10 @@ trap 'rm -rf "$work"' EXIT
 "$root/target/release/sim" run -q "$root/tests/fixtures/sweep.toml" --out "$work/sweep" --no-plots
 "$root/target/release/sim" run -q "$root/tests/fixtures/grid.toml" --out "$work/grid" --no-plots
 "$root/target/release/sim" run -q "$root/scenarios/fleet.toml" --out "$work/fleet" --no-plots
+"$root/target/release/sim" run -q "$root/scenarios/call-chain.toml" --out "$work/chain" --no-plots
 node "$here/report.test.mjs" "$work/run/report.html"
 node "$here/fleet.test.mjs" "$work/fleet/report.html"
+node "$here/tiers.test.mjs" "$work/chain/report.html"
 node "$here/sweep.test.mjs" "$work/sweep/report.html" line
 node "$here/sweep.test.mjs" "$work/grid/report.html" map
 node "$here/serve.test.mjs" "$root/target/release/sim"

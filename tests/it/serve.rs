@@ -238,6 +238,48 @@ fn figure(csv: &str, strategy: &str, column: &str) -> f64 {
     }
 }
 
+/// A call chain's run sends its tiers: the table of `tiers.csv` after the
+/// summary, and each tier's attempts per bucket for the chart.
+#[test]
+fn a_call_chain_run_sends_its_tiers() {
+    let server = start();
+    let file = "scenarios/call-chain.toml";
+    let text = std::fs::read_to_string(file).unwrap();
+    let body = serde_json::json!({ "text": text, "file": file, "edits": [] }).to_string();
+    let (status, reply) = http(&server.addr, "POST", "/api/run", &body);
+    assert_eq!(status, 200, "{reply}");
+    let r: serde_json::Value = serde_json::from_str(&reply).unwrap();
+    let table = r["table"].as_str().unwrap();
+    assert!(
+        table.contains("id=\"tiers-table\"") && table.contains("<td>database</td>"),
+        "{table}"
+    );
+    let tiers = &r["facts"]["tiers"];
+    assert_eq!(
+        tiers["services"],
+        serde_json::json!(["frontend", "backend", "database"])
+    );
+    let strategies = r["facts"]["strategies"].as_array().unwrap().len();
+    let attempts = tiers["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), strategies);
+    for per in attempts {
+        let per = per.as_array().unwrap();
+        assert_eq!(per.len(), 3);
+        let total: u64 = per[2]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert!(total > 0, "the database had attempts");
+    }
+    // A world without a chain sends none.
+    let (_, plain) = http(&server.addr, "POST", "/api/run", &run_body(&[]));
+    let plain: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    assert!(plain["facts"].get("tiers").is_none());
+    assert!(!plain["table"].as_str().unwrap().contains("tiers-table"));
+}
+
 /// Every lesson's stated expectation holds in the run the lesson sets up: a
 /// lesson cannot promise what the engine does not do.
 #[test]

@@ -20,6 +20,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     }
 
     /// Starts a logical request in `slot`; `bad` if it is permanently bad.
+    #[inline]
     pub(super) fn start_request(&mut self, slot: u32, bad: bool) {
         let now = self.now;
         let deadline_at = self
@@ -112,6 +113,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// What the throttle and the breaker say to an attempt now: `None` refused,
     /// `Some(true)` allowed as a half-open probe, `Some(false)` allowed.
+    #[inline(always)]
     pub(super) fn local_verdict(&mut self) -> Option<bool> {
         let now = self.now;
         if let Some(t) = &mut self.throttle {

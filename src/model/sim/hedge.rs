@@ -84,6 +84,8 @@ impl Hedges {
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// The first copy of the request just begun in `slot`, and its one timer:
     /// the request's time limit.
+    #[cold]
+    #[inline(never)]
     pub(super) fn hedged_start(&mut self, slot: u32) {
         let Some(h) = &mut self.hedges else {
             return;
@@ -219,6 +221,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_hedged_response(&mut self, ev: Event) {
         let r = self.slots.get(ev.slot);
         if r.phase != Phase::Waiting {
@@ -278,6 +282,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// The request's time limit: every copy still out times out, and the
     /// request fails.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_hedged_timeout(&mut self, ev: Event) {
         let r = self.slots.get(ev.slot);
         let sent = self.hedges.as_mut().map_or(0, |h| h.get(ev.slot).sent);
@@ -309,6 +315,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// waits for when it is served (the answer of a copy served while
     /// another's is on its way back is counted of use).
     #[cold]
+    #[inline(never)]
     pub(super) fn answer_copy(&mut self, job: Job, outcome: Outcome) -> bool {
         let (wanted, cancel) = self.hedges.as_ref().map_or((true, false), |h| {
             (h.wanted(&self.slots, &job), h.cfg.cancel)

@@ -252,12 +252,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     |job| h.wanted(slots, job),
                 )
             }
-            _ => server.complete(
+            _ => server.complete_if(
                 ev.slot,
                 ev.attempt,
                 self.now,
                 &mut self.rng.service,
                 &mut self.dropped,
+                |_| true,
             ),
         };
         if !self.dropped.is_empty() {
