@@ -41,6 +41,7 @@ impl Exporter for TiersCsv {
                         name.clone(),
                         t.calls.to_string(),
                         t.calls_failed.to_string(),
+                        t.rejected_locally.to_string(),
                         t.attempts.to_string(),
                         t.retries.to_string(),
                         fixed(per(t.attempts), 3),

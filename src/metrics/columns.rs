@@ -371,7 +371,7 @@ pub const REPLICAS: [Column; 9] = [
 ];
 
 /// `tiers.csv`, in order: a call chain's tiers, one row per (strategy, tier).
-pub const TIERS: [Column; 14] = [
+pub const TIERS: [Column; 15] = [
     col("strategy", "strategy", AsIs, "which run"),
     col(
         "tier",
@@ -391,6 +391,12 @@ pub const TIERS: [Column; 14] = [
         "calls failed",
         AsIs,
         "of those, the ones their caller gave up on (for tier 0, the users' requests that did not succeed)",
+    ),
+    col(
+        "rejected_locally",
+        "refused locally",
+        AsIs,
+        "of those, the ones whose attempt their callers' breaker or throttle refused before it went out (tier 0: the users')",
     ),
     col(
         "attempts",

@@ -396,17 +396,6 @@ impl Checker<'_> {
                         );
                     }
                 }
-                for (field, set) in [
-                    ("breaker", t.breaker.is_some()),
-                    ("throttle", t.throttle.is_some()),
-                ] {
-                    if set {
-                        return self.err(
-                            &tk.join(field),
-                            format!("a `{field}` acts on the users' calls only, not yet on calls between services: set it on the strategy"),
-                        );
-                    }
-                }
             }
             out.push(
                 chain

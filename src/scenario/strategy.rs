@@ -79,9 +79,15 @@ impl Checker<'_> {
                 };
                 let mut st = self.strategy(name.clone(), &l)?;
                 st.tiers.clear();
-                // A breaker or a throttle acts on the users' calls only.
-                st.breaker = None;
-                st.throttle = None;
+                // A breaker or a throttle is one client's: the users' acts on
+                // their calls, and the calls to a service have one only if
+                // its own table sets it.
+                if t.breaker.is_none() {
+                    st.breaker = None;
+                }
+                if t.throttle.is_none() {
+                    st.throttle = None;
+                }
                 strategy.tiers.push(crate::model::chain::TierPolicy {
                     strategy: st,
                     propagate_deadline: l

@@ -321,10 +321,10 @@ fn bad_chains_name_their_keys() {
         (
             ok.replace(
                 "name = \"a\"",
-                "name = \"a\"\n[strategy.tiers.db]\nbreaker = { failure_rate = 0.5 }",
+                "name = \"a\"\n[strategy.tiers.db]\nbreaker = { failure_rate = 1.5 }",
             ),
-            "strategy[0].tiers.db.breaker",
-            "acts on the users' calls only",
+            "strategy[0].tiers.db.breaker.failure_rate",
+            "failure_rate",
         ),
         (
             ok.replace(
@@ -430,5 +430,56 @@ fn a_chain_is_as_fast_as_its_tightest_tier() {
     assert!(
         (c - frontend).abs() < 1e-6 * frontend,
         "{c} against {frontend}"
+    );
+}
+
+/// A breaker on the calls to a service: while the database answers nothing
+/// but 503 (from 5 s to the end), the backend's breaker on its database
+/// calls opens after 20 of them, and from then on the backend fails those
+/// calls itself, sending a probe now and then. The database sees a small
+/// share of the attempts it sees without the breaker, every refused call is
+/// counted as failed and refused locally, and the users' requests fail as
+/// they do without it (the database fails them either way). The users'
+/// own attempts have no breaker: the strategy sets none.
+#[test]
+fn a_breaker_on_calls_to_a_service_stops_them_while_it_fails() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = chain_world(
+        "[[outage]]\nkind = \"503\"\nservice = \"db\"\nstart = \"5s\"\nend = \"40s\"",
+        "[[strategy]]\nname = \"plain\"\nmax_retries = 1\n\
+         [[strategy]]\nname = \"breaker\"\nmax_retries = 1\n\
+         [strategy.tiers.db]\nbreaker = { failure_rate = 0.5, window = 20, min_calls = 20, open_for = \"1s\", probes = 2 }",
+    );
+    let out = run(dir.path(), "breaker", &text, "1");
+    let rows = csv(&out.join("tiers.csv"));
+    let h = &rows[0];
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let get = |strategy: &str, tier: &str, name: &str| -> u64 {
+        rows[1..]
+            .iter()
+            .find(|r| r[0] == strategy && r[1] == tier)
+            .unwrap()[col(name)]
+        .parse()
+        .unwrap()
+    };
+    let (plain, breaker) = (
+        get("plain", "2", "attempts"),
+        get("breaker", "2", "attempts"),
+    );
+    assert!(
+        breaker * 5 < plain,
+        "database attempts: {breaker} with the breaker, {plain} without"
+    );
+    let refused = get("breaker", "2", "rejected_locally");
+    assert!(refused > 0, "the breaker refused calls");
+    assert_eq!(get("plain", "2", "rejected_locally"), 0);
+    assert!(get("breaker", "2", "calls_failed") >= refused);
+    // The users' attempts have no breaker of their own.
+    assert_eq!(get("breaker", "0", "rejected_locally"), 0);
+    let failed = |s: &str| get(s, "0", "calls_failed") as f64;
+    let started = |s: &str| get(s, "0", "calls") as f64;
+    assert!(
+        (failed("breaker") / started("breaker") - failed("plain") / started("plain")).abs() < 0.02,
+        "the users fail as much either way"
     );
 }

@@ -18,7 +18,8 @@ use crate::model::chain::{CallMode, Calls, ChainConfig, TierPolicy};
 use crate::model::client::{Phase, Slots};
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::{Admission, Job, Rejection, Server};
-use crate::retry::{Budget, Decision, Outcome};
+use crate::retry::breaker::Verdict;
+use crate::retry::{Breaker, Budget, Decision, Outcome, Throttle};
 use rand::RngExt;
 
 /// Each tier's figures over a run.
@@ -32,6 +33,9 @@ pub struct TierTotals {
     pub calls: u64,
     /// Calls that failed for good (given up by their caller).
     pub calls_failed: u64,
+    /// Of those, calls whose attempt their callers' breaker or throttle
+    /// refused before it went out (tier 0: the users').
+    pub rejected_locally: u64,
     /// Attempts the tier answered OK.
     pub ok: u64,
     /// Workers' time on the tier's own part of attempts, ns.
@@ -70,10 +74,13 @@ struct Hold {
     local_done: SimTime,
 }
 
-/// The retry state of one tier's callers towards it.
+/// The retry state of one tier's callers towards it: their policy, and the
+/// budget, breaker and throttle they share.
 struct Callers {
     policy: TierPolicy,
     budget: Option<Budget>,
+    breaker: Option<Breaker>,
+    throttle: Option<Throttle>,
 }
 
 /// The chain's run-time state.
@@ -154,6 +161,8 @@ impl ChainRun {
                     let p = policies.get(k.checked_sub(1)?)?.clone();
                     Some(Callers {
                         budget: p.strategy.budget.as_ref().map(Budget::new),
+                        breaker: p.strategy.breaker.as_ref().map(Breaker::new),
+                        throttle: p.strategy.throttle.as_ref().map(Throttle::new),
                         policy: p,
                     })
                 })
@@ -220,11 +229,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let i = replica * c.workers[tier] + worker as usize;
         let mode = c.calls[tier].mode.unwrap_or(CallMode::Sequence);
         let count = c.calls[tier].to.len() as u32;
+        // The launch itself counts as pending until every first call is
+        // made: a call refused at once (by its callers' breaker) ends
+        // before the next is made, and must not free the worker early.
         c.holds[tier][i] = Hold {
             epoch,
             active: true,
             next: 0,
-            pending: 0,
+            pending: 1,
             failed: false,
             local_done: now,
         };
@@ -232,14 +244,17 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             CallMode::Sequence => 1,
             CallMode::Parallel => count,
         };
-        let mut made = false;
         for _ in 0..first {
-            made |= self.make_call(tier, replica, worker, epoch, job.deadline);
+            self.make_call(tier, replica, worker, epoch, job.deadline);
         }
-        if !made {
-            // Every call was left out this time: the attempt is done.
-            self.chain().holds[tier][i].active = false;
-            self.release_held(tier, replica, worker, epoch, true);
+        let hold = &mut self.chain().holds[tier][i];
+        hold.pending -= 1;
+        if hold.pending == 0 && hold.active && hold.epoch == epoch {
+            // Every call ended at once, or was left out this time: the
+            // attempt is done.
+            let ok = !hold.failed;
+            hold.active = false;
+            self.release_held(tier, replica, worker, epoch, ok);
         }
         true
     }
@@ -322,16 +337,44 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         true
     }
 
-    /// Sends the next attempt of call `slot`.
+    /// Sends the next attempt of call `slot`, unless its callers' throttle
+    /// or breaker refuses it, which fails the call at once.
     fn send_call_attempt(&mut self, slot: u32) {
         let now = self.now;
-        let c = self.chain();
+        let c = self
+            .chain
+            .as_mut()
+            .expect("a chain's handler runs with a chain");
         let tier = usize::from(c.links[slot as usize].tier);
-        let Some(callers) = c.callers[tier].as_ref() else {
+        let Some(callers) = c.callers[tier].as_mut() else {
+            return;
+        };
+        // As for the users' attempts: the throttle's probability from the
+        // counts so far, then the breaker.
+        let mut refused = false;
+        if let Some(t) = &mut callers.throttle {
+            let p = t.reject_probability(now);
+            t.on_request(now);
+            refused = p > 0.0 && self.rng.jitter.random::<f64>() < p;
+        }
+        let probe = match (refused, callers.breaker.as_mut().map(|b| b.check(now))) {
+            (true, _) | (_, Some(Verdict::Reject)) => None,
+            (_, Some(Verdict::Probe)) => Some(true),
+            (_, Some(Verdict::Allow) | None) => Some(false),
+        };
+        let Some(probe) = probe else {
+            let charged = c.slots.get(slot).charged;
+            if let Some(b) = &mut callers.budget {
+                b.on_retry_abandoned(charged);
+            }
+            c.totals[tier].calls_failed += 1;
+            c.totals[tier].rejected_locally += 1;
+            self.end_call(slot, false);
             return;
         };
         let timeout_at = callers.policy.strategy.policy.timeout.map(|t| now + t);
         let r = c.slots.get(slot);
+        r.probe = probe;
         let (attempt, deadline) = r.next_attempt(timeout_at);
         let retries = r.retries;
         c.totals[tier].attempts += 1;
@@ -631,6 +674,34 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    /// An attempt's outcome reaches the callers: their throttle and breaker
+    /// learn it.
+    fn observe_call(&mut self, slot: u32, outcome: Outcome) {
+        let now = self.now;
+        let c = self
+            .chain
+            .as_mut()
+            .expect("a chain's handler runs with a chain");
+        let tier = usize::from(c.links[slot as usize].tier);
+        let probe = c.slots.get(slot).probe;
+        let Some(callers) = c.callers[tier].as_mut() else {
+            return;
+        };
+        if let Some(t) = &mut callers.throttle {
+            if matches!(
+                outcome,
+                Outcome::Ok | Outcome::Status400 | Outcome::Status401 | Outcome::Status409
+            ) {
+                t.on_accept(now);
+            }
+        }
+        let failed = callers.policy.strategy.policy.retry_on.contains(outcome);
+        if let Some(b) = &mut callers.breaker {
+            // It turns half-open when next asked (`check`): no timer needed.
+            let _ = b.record(failed, probe, now, &mut self.rng.jitter);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     pub(super) fn on_call_response(&mut self, ev: Event) {
@@ -639,6 +710,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         self.call_attempt_over(ev.slot);
         let outcome = Outcome::from_u8(ev.outcome);
+        self.observe_call(ev.slot, outcome);
         if outcome == Outcome::Ok {
             let now = self.now;
             let c = self.chain();
@@ -664,6 +736,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         }
         self.call_attempt_over(ev.slot);
+        self.observe_call(ev.slot, Outcome::Timeout);
         self.call_failed(ev.slot, Outcome::Timeout, None);
     }
 

@@ -366,6 +366,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 t[0].retries = totals.retries;
                 t[0].calls = totals.started;
                 t[0].calls_failed = totals.failed();
+                t[0].rejected_locally = totals.failed_local;
                 let mut series = series;
                 series[0] = buckets.iter().map(|b| b.attempts as u32).collect();
                 t.into_iter()
