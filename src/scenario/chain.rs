@@ -214,6 +214,24 @@ impl Checker<'_> {
             }
             o.tier = k;
         }
+        // One server is in one outage at a time: outages of the same tier
+        // must not overlap; those of different tiers may.
+        for (i, o) in outages.iter().enumerate() {
+            if let Some(prev) = outages[..i].iter().rev().find(|p| p.tier == o.tier) {
+                let ok = o.start >= prev.end;
+                self.ensure(ok, &KeyPath::key("outage").at(i).join("start"), || {
+                    let whose = match chain {
+                        Some(c) => format!("\"{}\"", c.name(o.tier)),
+                        None => "the server".to_string(),
+                    };
+                    format!(
+                        "outages of the same service must not overlap: this one on {whose} starts at {}, before the previous one on it ends ({}); outages of different services may",
+                        SimDuration(o.start.0),
+                        SimDuration(prev.end.0)
+                    )
+                })?;
+            }
+        }
         Ok(outages)
     }
 

@@ -849,10 +849,12 @@ impl<'a> Checker<'a> {
             self.ensure(end <= duration, &end_key, || {
                 format!("end ({end}) is after the end of the run ({duration})")
             })?;
+            // Overlaps are checked once the tiers are known (outages of
+            // different services may overlap: Checker::outage_tiers).
             if let Some(prev) = out.last() {
-                let ok = SimTime(start.0) >= prev.end;
+                let ok = SimTime(start.0) >= prev.start;
                 self.ensure(ok, &key.join("start"), || {
-                    format!("outages must be in order and not overlap: this one starts at {start}, before the previous one ends ({})", SimDuration(prev.end.0))
+                    format!("outages must be listed in order of their start: this one starts at {start}, before the previous one ({})", SimDuration(prev.start.0))
                 })?;
             }
             if o.retry_after.is_some() && o.kind != OutageKindFile::Unavailable {

@@ -483,3 +483,47 @@ fn a_breaker_on_calls_to_a_service_stops_them_while_it_fails() {
         "the users fail as much either way"
     );
 }
+
+/// Outages of different services may overlap; those of one may not. The
+/// database answers 503 from 5 s to 10 s and the backend is down (reset)
+/// from 8 s to 15 s: both take effect, so the backend answers fewer of its
+/// callers' attempts OK than with the database's outage alone (it is down
+/// from 10 s to 15 s, when the database is fine).
+#[test]
+fn outages_of_different_services_may_overlap() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let db = "[[outage]]\nkind = \"503\"\nservice = \"db\"\nstart = \"5s\"\nend = \"10s\"";
+    let back = "[[outage]]\nkind = \"reset\"\nservice = \"back\"\nstart = \"8s\"\nend = \"15s\"";
+    let strategy = "[[strategy]]\nname = \"a\"\nmax_retries = 1";
+    let ok_at = |out: &Path, tier: usize| {
+        tiers(out)
+            .into_iter()
+            .find(|t| t.1 == tier)
+            .map(|t| t.5)
+            .unwrap()
+    };
+    let alone = run(dir.path(), "alone", &chain_world(db, strategy), "1");
+    let both = run(
+        dir.path(),
+        "both",
+        &chain_world(&format!("{db}\n{back}"), strategy),
+        "1",
+    );
+    assert!(
+        ok_at(&both, 1) < ok_at(&alone, 1),
+        "the backend's outage took effect: {} OK against {}",
+        ok_at(&both, 1),
+        ok_at(&alone, 1)
+    );
+    // Two outages of the database that overlap are refused at the second.
+    let db2 = "[[outage]]\nkind = \"reset\"\nservice = \"db\"\nstart = \"8s\"\nend = \"15s\"";
+    let err = invalid(
+        dir.path(),
+        99,
+        &chain_world(&format!("{db}\n{db2}"), strategy),
+    );
+    assert!(
+        err.contains("key `outage[1].start`") && err.contains("must not overlap"),
+        "{err}"
+    );
+}
