@@ -70,7 +70,8 @@
       const select = this.q('.scenario');
       // Shown while a file of the user's is open.
       select.appendChild(el('option', { value: '', disabled: '', hidden: '' }, 'your file'));
-      scenarios.filter((s) => !s.sweep).forEach((s) => select.appendChild(el('option', { value: s.name }, s.name)));
+      // A sweep runs at the values its file writes (one point).
+      scenarios.forEach((s) => select.appendChild(el('option', { value: s.name }, s.sweep ? s.name + ' (one point of a sweep)' : s.name)));
       select.addEventListener('change', () => this.load(select.value));
       this.q('.file').addEventListener('change', async (e) => {
         const f = e.target.files[0];

@@ -504,6 +504,17 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             &BUDGET_KINDS,
             "caps retries across all clients: gRPC's token bucket, the AWS quota, a 10% ratio, Finagle's, Envoy's concurrency",
         );
+        if let Some(h) = &st.hedging {
+            add(
+                format!("strategy[{i}].hedging.delay"),
+                &group,
+                "hedging delay",
+                "duration",
+                duration_text(h.delay),
+                &[],
+                "how long a request waits for an answer before another copy is sent (gRPC's hedgingDelay)",
+            );
+        }
         add(
             format!("strategy[{i}].breaker"),
             &group,

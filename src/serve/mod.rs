@@ -64,6 +64,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "call-chain",
         include_str!("../../scenarios/call-chain.toml"),
     ),
+    ("hedging", include_str!("../../scenarios/hedging.toml")),
     ("mm1", include_str!("../../scenarios/mm1.toml")),
 ];
 
@@ -320,19 +321,21 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
     let path = Path::new(&req.file);
     let bad = |e: scenario::ScenarioError| (StatusCode::UNPROCESSABLE_ENTITY, e.to_string(), e.key);
     let text = apply_edits(&req.text, &req.edits, path).map_err(bad)?;
-    let s = scenario::parse(&text, path).map_err(bad)?;
-    if s.sweep.is_some() {
-        return Err((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!(
-                "{}: this scenario is a sweep of {} runs; the playground runs one scenario at a time \
-                 (run the sweep with `sim run`, or remove its [sweep] table)",
-                req.file,
-                s.sweep.as_ref().map_or(0, |sw| sw.runs())
-            ),
-            Some("sweep".into()),
-        ));
-    }
+    let mut s = scenario::parse(&text, path).map_err(bad)?;
+    // A sweep runs here at the values its file writes: one point.
+    let sweep_note = s.sweep.take().map(|sw| {
+        format!(
+            "{} is a sweep of {} runs ({}); the playground runs it once, at the values the file \
+             writes: change a field to see another point, and run the whole sweep with `sim run`.",
+            req.file,
+            sw.runs(),
+            sw.axes
+                .iter()
+                .map(|a| a.parameter.as_str())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )
+    });
     check_size(&s, &req.file)?;
     let report = crate::runner::simulate(&s);
     if let Some(r) = report.runs.iter().find(|r| r.aborted.is_some()) {
@@ -363,7 +366,10 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
         facts,
         summary_csv: summary,
         timeseries_csv: String::from_utf8_lossy(&timeseries).into_owned(),
-        notes: scenario::retry_after_notes(&s),
+        notes: sweep_note
+            .into_iter()
+            .chain(scenario::retry_after_notes(&s))
+            .collect(),
         run_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }

@@ -280,6 +280,47 @@ fn a_call_chain_run_sends_its_tiers() {
     assert!(!plain["table"].as_str().unwrap().contains("tiers-table"));
 }
 
+/// A sweep runs at the values its file writes, with a note saying so, and a
+/// hedging strategy's delay is a field: a shorter one copies more requests.
+#[test]
+fn a_sweep_runs_once_at_its_written_values() {
+    let server = start();
+    let file = "scenarios/hedging.toml";
+    let text = std::fs::read_to_string(file).unwrap();
+    let run = |edits: serde_json::Value| {
+        let body = serde_json::json!({ "text": text, "file": file, "edits": edits }).to_string();
+        let (status, reply) = http(&server.addr, "POST", "/api/run", &body);
+        assert_eq!(status, 200, "{reply}");
+        serde_json::from_str::<serde_json::Value>(&reply).unwrap()
+    };
+    let written = run(serde_json::json!([]));
+    let notes = written["notes"].to_string();
+    assert!(
+        notes.contains("is a sweep of 108 runs") && notes.contains("sim run"),
+        "{notes}"
+    );
+    let body = serde_json::json!({ "text": text, "file": file, "edits": [] }).to_string();
+    let (_, fields) = http(&server.addr, "POST", "/api/fields", &body);
+    assert!(fields.contains("strategy[1].hedging.delay"), "{fields}");
+    let shorter = run(serde_json::json!([[
+        "strategy[1].hedging.delay",
+        "\"2ms\""
+    ]]));
+    let amp = |r: &serde_json::Value| {
+        figure(
+            r["summary_csv"].as_str().unwrap(),
+            "hedging",
+            "amplification",
+        )
+    };
+    assert!(
+        amp(&shorter) > amp(&written) + 0.1,
+        "{} against {}",
+        amp(&shorter),
+        amp(&written)
+    );
+}
+
 /// Every lesson's stated expectation holds in the run the lesson sets up: a
 /// lesson cannot promise what the engine does not do.
 #[test]
