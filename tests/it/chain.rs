@@ -527,3 +527,32 @@ fn outages_of_different_services_may_overlap() {
         "{err}"
     );
 }
+
+/// A crash or an outage that throws out a worker holding calls counts only
+/// the worker's own part as its tier's work, as a completion does: the
+/// backend (1 ms of its own per attempt) is reset while its workers wait
+/// 200 ms on the database, and its work stays that of its own parts. The
+/// sum of exponential parts of mean 1 ms over its attempts has a relative
+/// standard deviation below 1%; 5% is the bound.
+#[test]
+fn a_flushed_worker_counts_its_own_part_as_work_not_its_wait() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = chain_world(
+        "[[outage]]\nkind = \"reset\"\nservice = \"back\"\nstart = \"10s\"\nend = \"11s\"",
+        "[[strategy]]\nname = \"a\"\nmax_retries = 0",
+    )
+    .replace("mean = \"2ms\"", "mean = \"200ms\"");
+    let out = run(dir.path(), "flush", &text, "1");
+    let rows = csv(&out.join("tiers.csv"));
+    let h = &rows[0];
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let back = rows[1..].iter().find(|r| r[1] == "1").unwrap();
+    let attempts: f64 = back[col("attempts")].parse().unwrap();
+    let work: f64 = back[col("work_s")].parse().unwrap();
+    let wasted: f64 = back[col("wasted_s")].parse().unwrap();
+    assert!(
+        work <= attempts * 0.001 * 1.05,
+        "the backend's work {work} s for {attempts} attempts of 1 ms"
+    );
+    assert!(wasted > 0.0 && wasted < 1.0, "wasted {wasted} s");
+}

@@ -17,7 +17,7 @@ use crate::model::Observer;
 use crate::model::chain::{CallMode, Calls, ChainConfig, TierPolicy};
 use crate::model::client::{Phase, Slots};
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
-use crate::model::server::{Admission, Job, Rejection, Server};
+use crate::model::server::{Admission, Finished, Job, Rejection, Server};
 use crate::retry::breaker::Verdict;
 use crate::retry::{Breaker, Budget, Decision, Outcome, Throttle};
 use rand::RngExt;
@@ -469,6 +469,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     fn crash_tier(&mut self, tier: usize, r: usize, job: Job) {
         let now = self.now;
+        let held = self.holding_ns(tier, r);
         let Some(server) =
             tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
         else {
@@ -488,7 +489,61 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.chain().totals[tier].wasted_ns += f.service.0;
             self.respond_call(f.job, Outcome::Reset, None);
         }
+        self.unhold(tier, held);
         self.flushed = flushed;
+    }
+
+    /// The time the workers of `tier`'s replica `r` have spent holding
+    /// their attempts' calls, after their own parts, up to now. A crash or
+    /// an outage that throws those attempts out counts only their own parts
+    /// as the tier's work, as a completion does. Called before the flush,
+    /// while the holds' epoch is the server's.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn holding_ns(&mut self, tier: usize, r: usize) -> u64 {
+        let now = self.now;
+        let Some(epoch) = tier_server(&mut self.server, &mut self.chain, tier)
+            .and_then(|s| s.replica(r))
+            .map(|s| s.epoch())
+        else {
+            return 0;
+        };
+        let Some(c) = self.chain.as_ref() else {
+            return 0;
+        };
+        let w = c.workers[tier];
+        c.holds[tier]
+            .get(r * w..(r + 1) * w)
+            .into_iter()
+            .flatten()
+            .filter(|h| h.active && h.epoch == epoch)
+            .map(|h| (now - h.local_done).0)
+            .sum()
+    }
+
+    /// The flushed jobs of `tier`, just counted as its work and waste,
+    /// held calls for `held` ns of it: that was not its work.
+    fn unhold(&mut self, tier: usize, held: u64) {
+        let t = &mut self.chain().totals[tier];
+        t.work_ns = t.work_ns.saturating_sub(held);
+        t.wasted_ns = t.wasted_ns.saturating_sub(held);
+    }
+
+    /// Tier 0's jobs a crash or an outage threw out: their own parts are
+    /// the tier's work, all of it wasted (`held` is the time spent holding
+    /// calls, from [`Self::holding_ns`]).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn entry_flushed(&mut self, flushed: &[Finished], held: u64) {
+        let served: u64 = flushed
+            .iter()
+            .filter(|f| f.refused.is_none())
+            .map(|f| f.service.0)
+            .sum();
+        let own = served.saturating_sub(held);
+        let t = &mut self.chain().totals[0];
+        t.work_ns += own;
+        t.wasted_ns += own;
     }
 
     /// Outage `index`, which hits a tier below the server, starts (`start`)
@@ -510,6 +565,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let now = self.now;
         let hit = self.outage_targets.get(index).cloned().unwrap_or_default();
         for r in hit {
+            let held = if start { self.holding_ns(tier, r) } else { 0 };
             let Some(server) =
                 tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
             else {
@@ -529,6 +585,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     self.respond_call(f.job, outcome, ra);
                 }
             }
+            self.unhold(tier, held);
             self.flushed = flushed;
         }
     }

@@ -118,11 +118,19 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// Replica `r` crashes as `job` arrives: it and everything held fail with a
     /// reset, and the replica is back, cold, after its restart time.
     fn crash(&mut self, r: usize, job: Job) {
+        let held = if self.chain.is_some() {
+            self.holding_ns(0, r)
+        } else {
+            0
+        };
         let Some(server) = self.server.replica(r) else {
             return;
         };
         let mut flushed = std::mem::take(&mut self.flushed);
         let back = server.crash(self.now, &mut flushed);
+        if self.chain.is_some() {
+            self.entry_flushed(&flushed, held);
+        }
         self.rec.crash();
         if let Some(rec) = &mut self.per_replica {
             rec.crash(r, self.now);
@@ -343,11 +351,19 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         // The replicas it hits (by default every one: the whole service), in order.
         let hit = self.outage_targets.get(index).cloned().unwrap_or_default();
         for r in hit {
+            let held = if self.chain.is_some() {
+                self.holding_ns(0, r)
+            } else {
+                0
+            };
             let Some(server) = self.server.replica(r) else {
                 return;
             };
             let mut flushed = std::mem::take(&mut self.flushed);
             server.begin_outage(outage.kind, self.now, &mut flushed);
+            if self.chain.is_some() {
+                self.entry_flushed(&flushed, held);
+            }
             self.flush_with(r, &mut flushed, reply);
             self.flushed = flushed;
             self.update_server_gauges(r);
