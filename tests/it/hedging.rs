@@ -311,3 +311,51 @@ fn bad_hedging_names_its_keys() {
         );
     }
 }
+
+/// gRPC's answers to a failed copy: a non-fatal status (in `retry_on`)
+/// sends the next copy at once, until `max_attempts`, and the request fails
+/// when all have; a fatal one ends the request at its first copy. The
+/// server answers 503 for the whole run; the delay (10 s) is longer than
+/// the run, so every copy after the first is sent because one failed.
+#[test]
+fn a_non_fatal_failure_sends_the_next_copy_and_a_fatal_one_ends_the_request() {
+    let s = parse(
+        &roomy_world(
+            r#"
+[[outage]]
+kind = "503"
+start = "1s"
+end = "60s"
+[[strategy]]
+name = "non-fatal"
+hedging = { max_attempts = 3, delay = "10s" }
+retry_on = ["503"]
+[[strategy]]
+name = "fatal"
+hedging = { max_attempts = 3, delay = "10s" }
+retry_on = ["timeout"]
+"#,
+        )
+        .replace("baseline = \"5s\"", "baseline = \"1s\""),
+    );
+    for (i, copies, fatal) in [(0, 3, false), (1, 1, true)] {
+        let r = run(&s, i);
+        let t = &r.totals;
+        // Requests started in the outage, and answered: every one failed.
+        let during = t.failed();
+        assert!(during > 50_000, "{during}");
+        let attempts = t.attempts as f64;
+        let before = t.started - during - r.in_flight_at_end;
+        let per = (attempts - before as f64) / (during + r.in_flight_at_end) as f64;
+        assert!(
+            (per - f64::from(copies)).abs() < 0.01,
+            "{}: {per} copies per failed request",
+            s.strategies[i].name
+        );
+        if fatal {
+            assert_eq!(t.failed_not_retryable, during);
+        } else {
+            assert_eq!(t.failed_exhausted, during);
+        }
+    }
+}
