@@ -8,7 +8,7 @@ use std::path::Path;
 
 use retry_storm::retry::amplification::{CallMode, Tier, chain_load};
 
-use crate::common::sim;
+use crate::common::{invalid, sim};
 
 /// Three tiers, `front -> back -> db`, roomy enough never to queue much;
 /// `outage` and `strategies` are appended.
@@ -261,22 +261,6 @@ fn deadline_propagation_cuts_the_work_done_for_callers_that_left() {
             .unwrap()
     };
     assert!(failed("propagated") < failed("plain"));
-}
-
-/// `sim validate FILE` refuses the file (exit 2): its message.
-fn invalid(dir: &Path, i: usize, text: &str) -> String {
-    let file = dir.join(format!("bad{i}.toml"));
-    fs::write(&file, text).unwrap();
-    let out = dir.join(format!("out{i}"));
-    let a = sim()
-        .arg("run")
-        .arg(&file)
-        .args(["-q", "--out"])
-        .arg(&out)
-        .assert()
-        .code(2);
-    assert!(!out.exists(), "nothing is written");
-    crate::common::stderr(&a)
 }
 
 /// Bad chains are errors at their keys, exit 2, and write nothing.

@@ -35,3 +35,20 @@ pub fn stderr(a: &assert_cmd::assert::Assert) -> String {
 pub fn stdout(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stdout).into_owned()
 }
+
+/// `sim run` on `text`, written as `bad{i}.toml` in `dir`, is refused with
+/// exit 2 and writes nothing: what it wrote to stderr.
+pub fn invalid(dir: &std::path::Path, i: usize, text: &str) -> String {
+    let file = dir.join(format!("bad{i}.toml"));
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join(format!("out{i}"));
+    let a = sim()
+        .arg("run")
+        .arg(&file)
+        .args(["-q", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert!(!out.exists(), "nothing is written");
+    stderr(&a)
+}

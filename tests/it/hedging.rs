@@ -293,18 +293,7 @@ fn bad_hedging_names_its_keys() {
         ),
     ];
     for (i, (text, key, words)) in cases.iter().enumerate() {
-        let file = dir.path().join(format!("bad{i}.toml"));
-        fs::write(&file, text).unwrap();
-        let out = dir.path().join(format!("out{i}"));
-        let a = sim()
-            .arg("run")
-            .arg(&file)
-            .args(["-q", "--out"])
-            .arg(&out)
-            .assert()
-            .code(2);
-        assert!(!out.exists(), "case {i}: nothing is written");
-        let err = crate::common::stderr(&a);
+        let err = crate::common::invalid(dir.path(), i, text);
         assert!(
             err.contains(&format!("key `{key}`")) && err.contains(words),
             "case {i}: {err}"
