@@ -89,6 +89,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         y_label: "requests",
         keys,
         reference_line: limit,
+        swatches: true,
     };
     timechart::render(report, &chart, &rows)
 }

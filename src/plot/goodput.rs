@@ -73,6 +73,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         y_label: "successes/s",
         keys,
         reference_line: None,
+        swatches: true,
     };
     timechart::render(report, &chart, &rows)
 }

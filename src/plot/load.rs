@@ -118,6 +118,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         y_label: "attempts/s",
         keys,
         reference_line: report.capacity_per_s,
+        swatches: true,
     };
     timechart::render(report, &chart, &rows)
 }

@@ -1,6 +1,8 @@
 //! `tiers.png`: a call chain's load, tier by tier: attempts per second at
 //! each tier over time, one row per strategy on a shared scale. Where the
 //! rows differ is where each layer's retries multiply the load below it.
+//! The lines' colours are the tiers' (the key says which), so the rows'
+//! captions carry no strategy swatch.
 
 use super::timechart::{self, Chart, Key, Line, Row, Stroke};
 use super::{PlotError, style};
@@ -79,6 +81,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
         y_label: "attempts/s",
         keys,
         reference_line: None,
+        swatches: false,
     };
     timechart::render(report, &chart, &rows)
 }

@@ -71,6 +71,9 @@ pub struct Chart<'a> {
     pub keys: Vec<Key>,
     /// A dashed horizontal line (the server's capacity, its crash limit), if any.
     pub reference_line: Option<f64>,
+    /// Whether each row's caption starts with a swatch of its strategy's
+    /// colour: not where the lines' colours mean something else (tiers).
+    pub swatches: bool,
 }
 
 /// Height of one row, pixels.
@@ -181,15 +184,17 @@ pub fn render(report: &Report, chart: &Chart, rows: &[Row]) -> Result<Vec<u8>, P
             let (cap, area) = area.split_vertically(24);
             // A swatch of the strategy's colour, then its caption in dark ink
             // (some palette colours are too light for text).
-            cap.draw(&Rectangle::new(
-                [(88, 7), (104, 19)],
-                style::colour(i).filled(),
-            ))
-            .map_err(draw_err)?;
+            if chart.swatches {
+                cap.draw(&Rectangle::new(
+                    [(88, 7), (104, 19)],
+                    style::colour(i).filled(),
+                ))
+                .map_err(draw_err)?;
+            }
             cap.draw_text(
                 &row.caption,
                 &TextStyle::from((FONT, LABEL_SIZE)).pos(Pos::new(HPos::Left, VPos::Top)),
-                (112, 3),
+                (if chart.swatches { 112 } else { 88 }, 3),
             )
             .map_err(draw_err)?;
             let whole = (0.0, report.duration_s);
