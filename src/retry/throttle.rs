@@ -5,6 +5,7 @@
 //! 2-minute window are the book's values.
 
 use crate::engine::{SimDuration, SimTime};
+use crate::retry::Outcome;
 use crate::retry::window::SlidingCounts;
 
 /// The throttle's parameters.
@@ -49,6 +50,19 @@ impl Throttle {
     /// The server accepted an attempt (answered it other than with overload).
     pub fn on_accept(&mut self, now: SimTime) {
         self.counts.add(now, 0, 1);
+    }
+
+    /// An attempt's answer (or its timeout) reaches the client: accepted if
+    /// it is an OK or one of the client's own errors (400, 401, 409), which
+    /// the backend answered rather than refused.
+    #[inline]
+    pub fn on_answer(&mut self, now: SimTime, outcome: Outcome) {
+        if matches!(
+            outcome,
+            Outcome::Ok | Outcome::Status400 | Outcome::Status401 | Outcome::Status409
+        ) {
+            self.on_accept(now);
+        }
     }
 }
 

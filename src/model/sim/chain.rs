@@ -745,12 +745,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         };
         if let Some(t) = &mut callers.throttle {
-            if matches!(
-                outcome,
-                Outcome::Ok | Outcome::Status400 | Outcome::Status401 | Outcome::Status409
-            ) {
-                t.on_accept(now);
-            }
+            t.on_answer(now, outcome);
         }
         let failed = callers.policy.strategy.policy.retry_on.contains(outcome);
         if let Some(b) = &mut callers.breaker {

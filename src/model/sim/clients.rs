@@ -138,12 +138,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn observe_outcome(&mut self, slot: u32, outcome: Outcome) {
         let now = self.now;
         if let Some(t) = &mut self.throttle {
-            if matches!(
-                outcome,
-                Outcome::Ok | Outcome::Status400 | Outcome::Status401 | Outcome::Status409
-            ) {
-                t.on_accept(now);
-            }
+            t.on_answer(now, outcome);
         }
         let failed = self.strategy.policy.retry_on.contains(outcome);
         let probe = self.slots.get(slot).probe;

@@ -198,15 +198,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         Some(charged)
     }
 
-    /// The copies of `slot`'s request still out, oldest first.
-    fn copies_out(&mut self, slot: u32) -> Vec<u32> {
+    /// The copies of `slot`'s request still out now, oldest first (a
+    /// snapshot: it borrows nothing, so the caller may end them as it goes,
+    /// and allocates nothing).
+    fn copies_out(&mut self, slot: u32) -> impl Iterator<Item = u32> + use<O, WHEEL> {
         let latest = self.slots.get(slot).attempt;
         let live = self.hedges.as_mut().map_or(0, |h| h.get(slot).live);
         (0..RING as u32)
             .rev()
-            .filter(|i| live & (1 << i) != 0)
-            .map(|i| latest.wrapping_sub(i))
-            .collect()
+            .filter(move |i| live & (1 << i) != 0)
+            .map(move |i| latest.wrapping_sub(i))
     }
 
     /// The request has its answer (or has failed): the copies still out are
