@@ -75,7 +75,8 @@ impl ChainConfig {
     }
 
     /// Users' requests per second the chain serves at most, at its tightest
-    /// tier when nothing fails or waits: each tier's workers over the time an
+    /// tier when nothing fails or waits: each tier's workers (of its first
+    /// replicas, as for one server, before any autoscaling) over the time an
     /// attempt holds one ([`Self::hold_ns`]), over the attempts reaching it
     /// per user request (fan-out and call probabilities included).
     pub fn capacity_per_s(&self, tier0: &ServerConfig, network_mean_ns: f64) -> f64 {
@@ -91,7 +92,9 @@ impl ChainConfig {
             .filter(|&k| visits[k] > 0.0 && hold[k] > 0.0)
             .map(|k| {
                 let cfg = self.server(k, tier0);
-                (cfg.slots() as f64 * f64::from(cfg.workers)) * 1e9 / hold[k] / visits[k]
+                (f64::from(cfg.replicas.max(1)) * f64::from(cfg.workers)) * 1e9
+                    / hold[k]
+                    / visits[k]
             })
             .fold(f64::INFINITY, f64::min)
     }

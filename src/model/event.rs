@@ -32,11 +32,12 @@ pub enum Kind {
     Restart,
     /// A load spike's extra request arrives; `aux` is the spike's outage index.
     SpikeArrival,
-    /// A fleet's periodic work: `aux` 0 an ejection sweep, 1 health checks,
-    /// 2 an autoscaler sync.
+    /// The periodic work of tier `slot`'s fleet: `aux` 0 an ejection sweep,
+    /// 1 health checks, 2 an autoscaler sync.
     FleetTimer,
-    /// Replica `replica`, started by the autoscaler, is ready; `attempt` is
-    /// the start's generation (a start cancelled since is ignored).
+    /// Tier `slot`'s replica `replica`, started by the autoscaler, is ready;
+    /// `attempt` is the start's generation (a start cancelled since is
+    /// ignored).
     ReplicaReady,
     /// An attempt of a call reaches tier `aux`'s replica `replica`; `slot`
     /// is the call's slot (call slots are numbered apart from clients').

@@ -79,7 +79,6 @@ impl Checker<'_> {
                     "a service is a capacity server: remove `kind`",
                 );
             };
-            self.plain_service(s, &key)?;
             services.push(Service { name, server: cfg });
         }
         let tables: Vec<(&ServerFile, KeyPath)> = std::iter::once((&f.server, server.clone()))
@@ -199,12 +198,6 @@ impl Checker<'_> {
                         );
                     }
                 }
-                if f.zone.is_some() {
-                    return self.err(
-                        &KeyPath::key("outage").at(i).join("zone"),
-                        "zones are the [server]'s: an outage of a service cannot aim at one",
-                    );
-                }
                 if matches!(o.kind, crate::model::OutageKind::Spike { .. }) {
                     return self.err(
                         &key,
@@ -243,29 +236,6 @@ impl Checker<'_> {
         self.ensure(ok, key, || {
             format!("service name \"{name}\": use letters, digits, '-' and '_' only")
         })
-    }
-
-    /// What a service below the server cannot have yet.
-    fn plain_service(&self, s: &ServerFile, key: &KeyPath) -> Checked<()> {
-        for (field, set) in [
-            ("zones", s.zones.is_some()),
-            ("outlier", s.outlier.is_some()),
-            ("health_check", s.health_check.is_some()),
-            ("autoscale", s.autoscale.is_some()),
-            ("retry_other_replica", s.retry_other_replica.is_some()),
-            (
-                "healthy_panic_threshold",
-                s.healthy_panic_threshold.is_some(),
-            ),
-        ] {
-            if set {
-                return self.err(
-                    &key.join(field),
-                    format!("`{field}` applies to the [server]'s fleet only; a [[service]] has replicas and a balancer"),
-                );
-            }
-        }
-        Ok(())
     }
 
     /// A cycle of calls never ends: the error is at the call that closes it.

@@ -74,8 +74,7 @@ impl<'a> Checker<'a> {
             "duration must be positive".into()
         })?;
         let metrics = self.metrics(&f.metrics, duration)?;
-        let zones = f.server.zones.clone().unwrap_or_default();
-        let outages = self.outages(&f.outages, &zones, duration)?;
+        let outages = self.outages(&f.outages, &Self::outage_zones(&f), duration)?;
         if let Some(first) = outages.first() {
             let key = KeyPath::key("metrics").join("baseline");
             let fits = metrics.baseline <= SimDuration(first.start.0);
@@ -227,10 +226,12 @@ impl<'a> Checker<'a> {
             ServerModel::Capacity(c) => c.fleet.zones.clone(),
             ServerModel::Occ => Vec::new(),
         };
+        // Outages of a chain's services are checked against the services
+        // (`Checker::outage_tiers`); a strategy's own server is tier 0.
         let aims_at_zone = world
             .outages
             .iter()
-            .any(|o| matches!(o.targets, Targets::Zone { .. }));
+            .any(|o| o.tier == 0 && matches!(o.targets, Targets::Zone { .. }));
         for (i, o) in overrides.iter().enumerate() {
             if let Some(server) = &o.server {
                 if aims_at_zone && zones(server) != zones(&world.server) {
@@ -253,6 +254,9 @@ impl<'a> Checker<'a> {
                 let Targets::List(list) = &o.targets else {
                     continue;
                 };
+                if o.tier > 0 {
+                    continue;
+                }
                 if let Some(&bad) = list.iter().find(|&&r| r >= n) {
                     let whose = strategy.map_or("the server".to_string(), |k| {
                         format!("strategy[{k}]'s own server")
@@ -822,10 +826,35 @@ impl<'a> Checker<'a> {
         Ok(o)
     }
 
+    /// For each outage, the fleet its `zone` is looked up in: what to call
+    /// it in an error, and its zones. An outage of a service uses the
+    /// service's zones (a service that does not exist is reported by
+    /// `Checker::outage_tiers`; its zones here are none).
+    fn outage_zones(f: &ScenarioFile) -> Vec<(String, Vec<String>)> {
+        let entry = f.server.name.as_deref().unwrap_or(super::chain::ENTRY);
+        f.outages
+            .iter()
+            .map(|o| match o.service.as_deref() {
+                Some(name) if name != entry => (
+                    format!("service \"{name}\""),
+                    f.services
+                        .iter()
+                        .find(|s| s.name.as_deref() == Some(name))
+                        .and_then(|s| s.zones.clone())
+                        .unwrap_or_default(),
+                ),
+                _ => (
+                    "the server".into(),
+                    f.server.zones.clone().unwrap_or_default(),
+                ),
+            })
+            .collect()
+    }
+
     fn outages(
         &self,
         list: &[OutageFile],
-        zones: &[String],
+        zones: &[(String, Vec<String>)],
         duration: SimDuration,
     ) -> Checked<Vec<Outage>> {
         let mut out: Vec<Outage> = Vec::with_capacity(list.len());
@@ -924,13 +953,19 @@ impl<'a> Checker<'a> {
             let targets = match (&o.replicas, o.share) {
                 (None, None) if o.zone.is_some() => {
                     let z = o.zone.as_deref().unwrap_or_default();
+                    let (whose, zones) = (&zones[i].0, &zones[i].1);
+                    let table = if o.service.is_some() && whose != "the server" {
+                        "its [[service]] table"
+                    } else {
+                        "[server]"
+                    };
                     let Some(index) = zones.iter().position(|n| n == z) else {
                         return self.err(
                             &key.join("zone"),
                             if zones.is_empty() {
-                                format!("zone {z:?}: the server has no zones; list them in [server] zones = [...]")
+                                format!("zone {z:?}: {whose} has no zones; list them in {table} zones = [...]")
                             } else {
-                                format!("no replica is in zone {z:?}: the server's zones are {}", zones.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", "))
+                                format!("no replica is in zone {z:?}: {whose}'s zones are {}", zones.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", "))
                             },
                         );
                     };

@@ -12,7 +12,7 @@ use crate::common::{invalid, sim};
 
 /// Three tiers, `front -> back -> db`, roomy enough never to queue much;
 /// `outage` and `strategies` are appended.
-fn chain_world(outage: &str, strategies: &str) -> String {
+pub(crate) fn chain_world(outage: &str, strategies: &str) -> String {
     format!(
         r#"
 name = "chain"
@@ -54,7 +54,7 @@ retry_on = ["503", "reset", "timeout"]
     )
 }
 
-fn csv(path: &Path) -> Vec<Vec<String>> {
+pub(crate) fn csv(path: &Path) -> Vec<Vec<String>> {
     fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -62,7 +62,7 @@ fn csv(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn run(dir: &Path, name: &str, text: &str, threads: &str) -> std::path::PathBuf {
+pub(crate) fn run(dir: &Path, name: &str, text: &str, threads: &str) -> std::path::PathBuf {
     let file = dir.join(format!("{name}.toml"));
     fs::write(&file, text).unwrap();
     let out = dir.join(name);

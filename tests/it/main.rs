@@ -4,6 +4,7 @@
 
 mod aws;
 mod chain;
+mod chain_fleets;
 mod cli;
 mod common;
 mod conformance;

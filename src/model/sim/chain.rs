@@ -14,6 +14,7 @@
 use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::Observer;
+use crate::model::balancer::NO_UPSTREAM;
 use crate::model::chain::{CallMode, Calls, ChainConfig, TierPolicy};
 use crate::model::client::{Phase, Slots};
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
@@ -178,11 +179,16 @@ impl ChainRun {
     pub(super) fn calls_from(&self, tier: usize) -> bool {
         self.calls.get(tier).is_some_and(|c| !c.to.is_empty())
     }
+
+    /// The services below the server.
+    pub(super) fn services(&self) -> usize {
+        self.servers.len()
+    }
 }
 
 /// Tier `tier`'s server: the run's own for tier 0, else the chain's. (A
 /// function of the two fields, so the rest of the run stays borrowable.)
-fn tier_server<'s>(
+pub(super) fn tier_server<'s>(
     server: &'s mut ServerState,
     chain: &'s mut Option<Box<ChainRun>>,
     tier: usize,
@@ -375,6 +381,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let timeout_at = callers.policy.strategy.policy.timeout.map(|t| now + t);
         let r = c.slots.get(slot);
         r.probe = probe;
+        let previous = usize::from(r.replica);
         let (attempt, deadline) = r.next_attempt(timeout_at);
         let retries = r.retries;
         c.totals[tier].attempts += 1;
@@ -388,7 +395,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 .push(deadline, Event::new(Kind::CallTimeout, slot, attempt));
         }
         let replica = match tier_server(&mut self.server, &mut self.chain, tier) {
-            Some(ServerState::Fleet(f)) => f.balance.pick(&mut self.rng.balance) as u16,
+            Some(ServerState::Fleet(f)) => {
+                let mut r = f.balance.pick(&mut self.rng.balance);
+                if f.retry_other && retries > 0 && r == previous && r != NO_UPSTREAM {
+                    r = f.balance.repick(r, &mut self.rng.balance);
+                }
+                r as u16
+            }
             _ => 0,
         };
         self.chain().slots.get(slot).replica = replica;
@@ -425,6 +438,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(server) =
             tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
         else {
+            // The callers' proxy found no healthy replica (`NO_UPSTREAM`):
+            // it answers 503 itself.
+            self.respond_call(job, Outcome::Status503, None);
             return;
         };
         // A transient-failure trigger answers 503 at once, drawn from the
@@ -441,6 +457,19 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             Admission::Queued | Admission::Dropped | Admission::Deferred => {}
             Admission::Rejected(why) => self.refused_call(job, why),
             Admission::Crash => self.crash_tier(tier, r, job),
+        }
+        self.tier_gauges(tier, r);
+    }
+
+    /// `tier`'s replica `r` may have changed its busy workers: an
+    /// autoscaler's measure learns it. (The server's own gauges do this
+    /// for tier 0.)
+    fn tier_gauges(&mut self, tier: usize, r: usize) {
+        let now = self.now;
+        if let Some(ServerState::Fleet(f)) = tier_server(&mut self.server, &mut self.chain, tier) {
+            if f.health.is_some() && r < f.replicas.len() {
+                f.recount(r, now);
+            }
         }
     }
 
@@ -491,6 +520,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         self.unhold(tier, held);
         self.flushed = flushed;
+        self.tier_gauges(tier, r);
     }
 
     /// The time the workers of `tier`'s replica `r` have spent holding
@@ -573,6 +603,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             };
             if !start {
                 server.end_outage(now);
+                self.tier_gauges(tier, r);
                 continue;
             }
             let mut flushed = std::mem::take(&mut self.flushed);
@@ -587,6 +618,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             }
             self.unhold(tier, held);
             self.flushed = flushed;
+            self.tier_gauges(tier, r);
         }
     }
 
@@ -594,11 +626,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     #[inline(never)]
     pub(super) fn on_tier_restart(&mut self, ev: Event) {
         let now = self.now;
-        if let Some(s) = tier_server(&mut self.server, &mut self.chain, ev.aux as usize)
-            .and_then(|s| s.replica(usize::from(ev.replica)))
+        let (tier, r) = (ev.aux as usize, usize::from(ev.replica));
+        if let Some(s) =
+            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
         {
             s.restart(now);
         }
+        self.tier_gauges(tier, r);
     }
 
     /// A worker of a tier below 0 ends its part of an attempt.
@@ -633,6 +667,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             server.complete(worker, epoch, now, &mut self.rng.service, &mut self.dropped);
         // Queued work dropped unanswered because its caller had gone.
         self.dropped.clear();
+        self.tier_gauges(tier, r);
         let Some((done, next)) = completed else {
             return;
         };
@@ -720,14 +755,18 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         true
     }
 
-    /// Call `slot`'s attempt is over at its caller: one fewer outstanding at
-    /// the replica it went to.
-    fn call_attempt_over(&mut self, slot: u32) {
+    /// Call `slot`'s attempt is over at its caller with `outcome`: one
+    /// fewer outstanding at the replica it went to, and the fleet's outlier
+    /// detection learns the outcome.
+    fn call_attempt_over(&mut self, slot: u32, outcome: Outcome) {
         let c = self.chain();
         let tier = usize::from(c.links[slot as usize].tier);
         let r = usize::from(c.slots.get(slot).replica);
         if let Some(ServerState::Fleet(f)) = tier_server(&mut self.server, &mut self.chain, tier) {
             f.balance.done(r);
+            if f.health.is_some() {
+                self.fleet_observe(tier, r, outcome);
+            }
         }
     }
 
@@ -760,8 +799,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
         }
-        self.call_attempt_over(ev.slot);
         let outcome = Outcome::from_u8(ev.outcome);
+        self.call_attempt_over(ev.slot, outcome);
         self.observe_call(ev.slot, outcome);
         if outcome == Outcome::Ok {
             let now = self.now;
@@ -787,7 +826,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
         }
-        self.call_attempt_over(ev.slot);
+        self.call_attempt_over(ev.slot, Outcome::Timeout);
         self.observe_call(ev.slot, Outcome::Timeout);
         self.call_failed(ev.slot, Outcome::Timeout, None);
     }

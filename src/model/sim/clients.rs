@@ -199,7 +199,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 let r = usize::from(self.slots.get(slot).replica);
                 fleet.balance.done(r);
                 if fleet.health.is_some() {
-                    self.fleet_observe(r, outcome);
+                    self.fleet_observe(0, r, outcome);
                 }
             }
         }

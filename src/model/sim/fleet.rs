@@ -3,7 +3,8 @@
 //! outlier ejection, active health checks and the autoscaler
 //! (`model::fleet` holds their rules). A fleet without any of these keeps
 //! no health state and schedules no timers, so its runs are those of a plain
-//! balanced fleet.
+//! balanced fleet. The server (tier 0) and every service of a call chain
+//! may be such a fleet: each handler takes the tier it acts on.
 
 use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
@@ -174,9 +175,10 @@ impl Health {
 }
 
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
-    /// The fleet's health state with its balancer and replicas, if it has one.
-    fn health(&mut self) -> Option<(&mut Health, Parts<'_>)> {
-        match &mut self.server {
+    /// The health state of `tier`'s fleet with its balancer and replicas, if
+    /// it has one.
+    fn health(&mut self, tier: usize) -> Option<(&mut Health, Parts<'_>)> {
+        match super::chain::tier_server(&mut self.server, &mut self.chain, tier)? {
             ServerState::Fleet(Fleet {
                 health,
                 balance,
@@ -187,6 +189,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
+    /// The tiers whose fleets have health: the server first, then the
+    /// chain's services in their order.
+    fn tiers_with_health(&mut self) -> Vec<usize> {
+        let tiers = 1 + self.chain.as_ref().map_or(0, |c| c.services());
+        (0..tiers).filter(|&k| self.health(k).is_some()).collect()
+    }
+
     /// The fleet's first timers: ejection sweeps, health checks, scaling.
     // The fleet's handlers are kept out of the run loop (cold, never
     // inlined): a plain server never calls them, and the loop stays as the
@@ -194,35 +203,38 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     #[cold]
     #[inline(never)]
     pub(super) fn schedule_fleet(&mut self) {
-        let Some((h, _)) = self.health() else {
-            return;
-        };
-        let timers = [
-            (SWEEP, h.opts.outlier.as_ref().map(|o| o.interval)),
-            (CHECK, h.opts.health_check.map(|c| c.interval)),
-            (SYNC, h.opts.autoscale.map(|a| a.sync)),
-        ];
-        for (which, every) in timers {
-            if let Some(every) = every {
-                self.push_timer(which, every);
+        for tier in self.tiers_with_health() {
+            let Some((h, _)) = self.health(tier) else {
+                continue;
+            };
+            let timers = [
+                (SWEEP, h.opts.outlier.as_ref().map(|o| o.interval)),
+                (CHECK, h.opts.health_check.map(|c| c.interval)),
+                (SYNC, h.opts.autoscale.map(|a| a.sync)),
+            ];
+            for (which, every) in timers {
+                if let Some(every) = every {
+                    self.push_timer(tier, which, every);
+                }
             }
         }
     }
 
-    fn push_timer(&mut self, which: u32, after: SimDuration) {
+    /// A timer of `tier`'s fleet: the tier is the event's `slot`.
+    fn push_timer(&mut self, tier: usize, which: u32, after: SimDuration) {
         let ev = Event {
             aux: which,
-            ..Event::new(Kind::FleetTimer, 0, 0)
+            ..Event::new(Kind::FleetTimer, tier as u32, 0)
         };
         self.queue.push(self.now + after, ev);
     }
 
-    /// An attempt sent to replica `r` ended at the client with `outcome`:
-    /// outlier detection learns it. (Out of line: only a fleet with health
-    /// calls it.)
+    /// An attempt sent to `tier`'s replica `r` ended at its sender (a user,
+    /// or a caller tier) with `outcome`: outlier detection learns it. (Out
+    /// of line: only a fleet with health calls it.)
     #[inline(never)]
-    pub(super) fn fleet_observe(&mut self, r: usize, outcome: Outcome) {
-        let Some((h, _)) = self.health() else {
+    pub(super) fn fleet_observe(&mut self, tier: usize, r: usize, outcome: Outcome) {
+        let Some((h, _)) = self.health(tier) else {
             return;
         };
         let Some(cfg) = h.opts.outlier else {
@@ -232,14 +244,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         }
         if cfg.observe(&mut h.outlier[r], is_5xx(outcome)) {
-            self.try_eject(r);
+            self.try_eject(tier, r);
         }
     }
 
-    /// Ejects replica `r` if the maximum share allows it.
-    fn try_eject(&mut self, r: usize) -> bool {
+    /// Ejects `tier`'s replica `r` if the maximum share allows it.
+    fn try_eject(&mut self, tier: usize, r: usize) -> bool {
         let now = self.now;
-        let Some((h, _)) = self.health() else {
+        let Some((h, _)) = self.health(tier) else {
             return false;
         };
         let Some(cfg) = h.opts.outlier else {
@@ -250,18 +262,21 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return false;
         }
         cfg.eject(&mut h.outlier[r], now);
-        if let Some(rec) = &mut self.per_replica {
-            rec.ejection(r, now);
+        if tier == 0 {
+            if let Some(rec) = &mut self.per_replica {
+                rec.ejection(r, now);
+            }
         }
-        self.refresh_open();
+        self.refresh_open(tier);
         true
     }
 
     /// Sets the balancer's open replicas from the fleet's health, and records
-    /// the replicas whose place in the rotation changed.
-    fn refresh_open(&mut self) {
+    /// the replicas whose place in the rotation changed (the server's only:
+    /// `replicas.csv` is the server's).
+    fn refresh_open(&mut self, tier: usize) {
         let now = self.now;
-        let Some((h, fleet)) = self.health() else {
+        let Some((h, fleet)) = self.health(tier) else {
             return;
         };
         let open = h.wanted_open();
@@ -273,6 +288,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let none_fails = h.opts.panic_threshold <= 0.0;
         fleet.balance.set_open(&open, none_fails);
         let was = std::mem::replace(&mut h.open, open.clone());
+        if tier > 0 {
+            return;
+        }
         if let Some(rec) = &mut self.per_replica {
             for (r, (&was, &is)) in was.iter().zip(&open).enumerate() {
                 if was != is {
@@ -285,9 +303,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// A fleet timer: an ejection sweep, health checks or an autoscaler sync.
     #[cold]
     #[inline(never)]
-    pub(super) fn on_fleet_timer(&mut self, which: u32) {
+    pub(super) fn on_fleet_timer(&mut self, tier: usize, which: u32) {
         let now = self.now;
-        let Some((h, fleet)) = self.health() else {
+        let Some((h, fleet)) = self.health(tier) else {
             return;
         };
         match which {
@@ -312,13 +330,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                         w
                     })
                     .collect();
-                self.refresh_open();
+                self.refresh_open(tier);
                 for (r, out) in cfg.failure_outliers(&windows).into_iter().enumerate() {
                     if out {
-                        self.try_eject(r);
+                        self.try_eject(tier, r);
                     }
                 }
-                self.push_timer(SWEEP, cfg.interval);
+                self.push_timer(tier, SWEEP, cfg.interval);
             }
             CHECK => {
                 let Some(cfg) = h.opts.health_check else {
@@ -331,18 +349,18 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                         cfg.record(&mut h.checks[r], passed);
                     }
                 }
-                self.refresh_open();
-                self.push_timer(CHECK, cfg.interval);
+                self.refresh_open(tier);
+                self.push_timer(tier, CHECK, cfg.interval);
             }
-            _ => self.autoscale(),
+            _ => self.autoscale(tier),
         }
     }
 
     /// One autoscaler sync: measure, recommend, stabilise, then start or
     /// stop replicas.
-    fn autoscale(&mut self) {
+    fn autoscale(&mut self, tier: usize) {
         let now = self.now;
-        let Some((h, fleet)) = self.health() else {
+        let Some((h, fleet)) = self.health(tier) else {
             return;
         };
         let Some(cfg) = h.opts.autoscale else {
@@ -384,7 +402,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     h.generation[r] = h.generation[r].wrapping_add(1);
                     ready_events.push(Event {
                         replica: r as u16,
-                        ..Event::new(Kind::ReplicaReady, 0, h.generation[r])
+                        ..Event::new(Kind::ReplicaReady, tier as u32, h.generation[r])
                     });
                     more -= 1;
                 }
@@ -411,21 +429,21 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     fewer -= 1;
                 }
             }
-            self.refresh_open();
+            self.refresh_open(tier);
         }
         for ev in ready_events {
             self.queue.push(now + cfg.startup, ev);
         }
-        self.push_timer(SYNC, cfg.sync);
+        self.push_timer(tier, SYNC, cfg.sync);
     }
 
-    /// A replica the autoscaler started is ready (unless it was cancelled
-    /// since: `generation` tells).
+    /// `tier`'s replica `r`, which the autoscaler started, is ready (unless
+    /// it was cancelled since: `generation` tells).
     #[cold]
     #[inline(never)]
-    pub(super) fn on_replica_ready(&mut self, r: usize, generation: u32) {
+    pub(super) fn on_replica_ready(&mut self, tier: usize, r: usize, generation: u32) {
         let now = self.now;
-        let Some((h, fleet)) = self.health() else {
+        let Some((h, fleet)) = self.health(tier) else {
             return;
         };
         if !h.starting.get(r).copied().unwrap_or(false) || h.generation[r] != generation {
@@ -437,6 +455,6 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         h.busy_area[r] = 0;
         h.busy[r].1 = now;
         fleet.replicas[r].start_cold(now);
-        self.refresh_open();
+        self.refresh_open(tier);
     }
 }

@@ -192,7 +192,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 fleet.balance.done(r);
             }
             if let (Some(outcome), true) = (outcome, fleet.health.is_some()) {
-                self.fleet_observe(r, outcome);
+                self.fleet_observe(0, r, outcome);
             }
         }
         Some(charged)

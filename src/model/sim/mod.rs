@@ -530,8 +530,10 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             }
             Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize),
             Kind::BreakerTimer => self.on_breaker_timer(),
-            Kind::FleetTimer => self.on_fleet_timer(ev.aux),
-            Kind::ReplicaReady => self.on_replica_ready(usize::from(ev.replica), ev.attempt),
+            Kind::FleetTimer => self.on_fleet_timer(ev.slot as usize, ev.aux),
+            Kind::ReplicaReady => {
+                self.on_replica_ready(ev.slot as usize, usize::from(ev.replica), ev.attempt)
+            }
             Kind::TierAtServer => self.on_tier_at_server(ev),
             Kind::TierServiceDone => self.on_tier_service_done(ev),
             Kind::TierRestart => self.on_tier_restart(ev),
