@@ -225,3 +225,48 @@ fn a_service_outage_names_a_zone_of_that_service() {
     );
     run(dir.path(), "replica3", &ok, "1");
 }
+
+/// Every fleet feature at once on the backend and the database, with
+/// outages on a zone and on a replica list: each call into a tier is
+/// answered OK, failed for good or still under way at the end, and the
+/// output is the same bytes on one thread and on two.
+#[test]
+fn a_chain_of_fleets_conserves_calls_on_any_thread_count() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let outages = "[[outage]]\nkind = \"503\"\nservice = \"db\"\nzone = \"b\"\nstart = \"6s\"\nend = \"20s\"\n\
+                   [[outage]]\nkind = \"blackhole\"\nservice = \"back\"\nreplicas = [1]\nstart = \"8s\"\nend = \"30s\"";
+    let strategies = "[[strategy]]\nname = \"a\"\nmax_retries = 2\n[strategy.tiers.db]\ntimeout = \"200ms\"\n\
+                      [[strategy]]\nname = \"b\"\nmax_retries = 1\n[strategy.tiers.back]\ntimeout = \"300ms\"";
+    let text = with_db(
+        outages,
+        strategies,
+        "replicas = 4\nzones = [\"a\", \"b\"]\nbalancer = \"least-outstanding\"\nretry_other_replica = true\n\
+         outlier = { consecutive_5xx = 5, max_ejection_percent = 50 }\n\
+         autoscale = { min_replicas = 4, max_replicas = 6, average_utilization = 20, sync_period = \"2s\", startup = \"1s\" }",
+    )
+    .replace(
+        "name = \"back\"\n",
+        "name = \"back\"\nreplicas = 3\nhealth_check = { interval = \"1s\", timeout = \"500ms\" }\n",
+    );
+    let one = run(dir.path(), "one", &text, "1");
+    let two = run(dir.path(), "two", &text, "2");
+    for f in ["tiers.csv", "summary.csv", "timeseries.csv"] {
+        assert_eq!(
+            std::fs::read(one.join(f)).unwrap(),
+            std::fs::read(two.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    for s in ["a", "b"] {
+        for k in 1..3 {
+            let calls = get(&one, s, k, "calls");
+            let (ok, failed) = (get(&one, s, k, "ok"), get(&one, s, k, "calls_failed"));
+            assert!(ok + failed <= calls, "{s} tier {k}");
+            assert!(
+                calls - ok - failed < 50.0,
+                "{s} tier {k}: {calls} {ok} {failed}"
+            );
+            assert!(calls <= get(&one, s, k - 1, "attempts"), "{s} tier {k}");
+        }
+    }
+}
