@@ -125,6 +125,14 @@ pub enum Command {
         #[arg(long, default_value_t = 8080)]
         port: u16,
     },
+    /// Print the worst case of each strategy's retries without simulating:
+    /// attempts per request under total failure (per tier in a call chain),
+    /// and what its budget, throttle and breaker allow, each with its
+    /// formula.
+    Bound {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+    },
     /// Check a scenario file without running it.
     Validate {
         /// The scenario file (TOML).

@@ -19,6 +19,7 @@ macro_rules! say {
     }};
 }
 
+mod bound;
 mod delays;
 mod merge;
 mod run;
@@ -100,6 +101,7 @@ pub fn main(cli: Cli) -> Result<()> {
             force,
         }),
         Command::Validate { scenario } => validate::validate(&scenario),
+        Command::Bound { scenario } => bound::bound(&scenario),
         Command::Serve { port } => crate::serve::serve(port),
         Command::Delays {
             what,

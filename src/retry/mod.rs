@@ -3,6 +3,7 @@
 
 pub mod amplification;
 pub mod backoff;
+pub mod bound;
 pub mod breaker;
 pub mod budget;
 pub mod delays;

@@ -214,9 +214,11 @@ fn bad(name: &str) -> String {
         .code(2);
     assert!(!out.exists(), "{name}: bad input must write nothing");
     let validate = sim().args(["validate", &file]).assert().code(2);
+    let bound = sim().args(["bound", &file]).assert().code(2);
     let run_err = stderr(&run);
     let validate_err = stderr(&validate);
     assert_eq!(run_err, validate_err);
+    assert_eq!(run_err, stderr(&bound));
     assert!(
         run_err.starts_with(&format!("error: {file}")),
         "{name}: the message names the file:\n{run_err}"

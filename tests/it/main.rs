@@ -3,6 +3,7 @@
 //! `tests/README.md` says what each module checks and how to run one.
 
 mod aws;
+mod bound;
 mod chain;
 mod chain_fleets;
 mod cli;
