@@ -6,7 +6,9 @@
 //! A generated table sits between `<!-- table FILE: COLUMN ... -->` (optionally
 //! `| rows: NAME ...`, or for a `timeseries.csv` `| from: SECONDS`, the means
 //! per strategy from then on) and `<!-- end table -->`; a list of columns between
-//! `<!-- columns summary -->` (or `timeseries`) and `<!-- end columns -->`.
+//! `<!-- columns summary -->` (or `timeseries`) and `<!-- end columns -->`;
+//! what a command prints between `<!-- output sim ARGS -->` and
+//! `<!-- end output -->`.
 //! `UPDATE_DOCS=1 cargo test --release --test it docs` rewrites them from
 //! `results/`; without it, a table that differs fails the test.
 
@@ -50,6 +52,8 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", columns::markdown_meanings(list))
+        } else if let Some(command) = spec.strip_prefix("output sim ") {
+            ("<!-- end output -->", output(page, command)?)
         } else {
             out.push_str(marker);
             rest = &from[close + 3..];
@@ -67,6 +71,26 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// What `sim COMMAND` prints, as a text block: the book shows a command's
+/// output as it is, never copied by hand.
+fn output(page: &Path, command: &str) -> Result<String, String> {
+    let out = crate::common::sim()
+        .args(command.split_whitespace())
+        .output()
+        .map_err(|e| format!("{}: sim {command}: {e}", page.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{}: sim {command} failed: {}",
+            page.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(format!(
+        "```text\n$ sim {command}\n{}```\n",
+        String::from_utf8_lossy(&out.stdout)
+    ))
 }
 
 /// The table a marker's spec asks for: `FILE: COLUMN ... [| rows: NAME ...]`.
