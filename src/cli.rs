@@ -133,6 +133,29 @@ pub enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
     },
+    /// Read real retry configurations (a gRPC service config, Envoy or Istio
+    /// YAML) into scenario strategies, each value commented with the file,
+    /// line and field it came from, and the fields not modelled listed.
+    Import {
+        /// The configuration files (JSON or YAML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Add the imported strategies to this scenario and write the whole
+        /// scenario (checked before it is written).
+        #[arg(long)]
+        into: Option<PathBuf>,
+        /// Write to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace --out if it exists.
+        #[arg(long)]
+        force: bool,
+        /// The files are the tiers of a call chain, one retry policy each:
+        /// the first is the users' towards the [server], each next one the
+        /// calls of the tier before to a new service named after the file.
+        #[arg(long)]
+        chain: bool,
+    },
     /// Check a scenario file without running it.
     Validate {
         /// The scenario file (TOML).

@@ -5,16 +5,17 @@
 //! Layers, from the inside out: `engine` (time, queue, RNG), `model` (the world
 //! and the run loop), `retry` (backoff and policy), `metrics` (recording,
 //! summaries and the one list of output columns), `scenario` (TOML in),
-//! `export` and `plot` (bytes out), `runner` (a scenario's runs in parallel,
+//! `export` and `plot` (bytes out), `import` (real retry configurations in), `runner` (a scenario's runs in parallel,
 //! and their cost before they start), then the two front ends over it: `app`
 //! (the command line, a file per subcommand) and `serve` (the playground's web
-//! server). Only `app`, `output` and `runner::memory` (which reads the machine's
-//! limits) touch the file system.
+//! server). Only `app`, `output`, `import` (its files) and `runner::memory`
+//! (which reads the machine's limits) touch the file system.
 
 pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod export;
+pub mod import;
 pub mod metrics;
 pub mod model;
 pub mod output;

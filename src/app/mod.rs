@@ -21,6 +21,7 @@ macro_rules! say {
 
 mod bound;
 mod delays;
+mod import;
 mod merge;
 mod run;
 mod sweep_run;
@@ -102,6 +103,19 @@ pub fn main(cli: Cli) -> Result<()> {
         }),
         Command::Validate { scenario } => validate::validate(&scenario),
         Command::Bound { scenario } => bound::bound(&scenario),
+        Command::Import {
+            files,
+            into,
+            out,
+            force,
+            chain,
+        } => import::import(&import::ImportOptions {
+            files,
+            into,
+            out,
+            force,
+            chain,
+        }),
         Command::Serve { port } => crate::serve::serve(port),
         Command::Delays {
             what,

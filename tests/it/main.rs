@@ -13,6 +13,7 @@ mod docs;
 mod fidelity;
 mod fleet;
 mod hedging;
+mod import;
 mod invariants;
 mod metastable;
 mod overload;

@@ -1,0 +1,98 @@
+//! `sim import`: real retry configurations as scenario tables
+//! (`crate::import` reads them).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::InputError;
+use crate::import::{self, ImportError};
+
+/// What `sim import` is asked to do.
+pub(super) struct ImportOptions {
+    /// The configuration files.
+    pub files: Vec<PathBuf>,
+    /// A scenario to add the imported strategies to.
+    pub into: Option<PathBuf>,
+    /// Where to write; standard output without it.
+    pub out: Option<PathBuf>,
+    /// Replace `out` if it exists.
+    pub force: bool,
+    /// The files are the tiers of a call chain, the users' first.
+    pub chain: bool,
+}
+
+fn bad(e: ImportError) -> anyhow::Error {
+    InputError(e.0).into()
+}
+
+/// `sim import`.
+pub(super) fn import(o: &ImportOptions) -> Result<()> {
+    let mut imports = Vec::with_capacity(o.files.len());
+    for f in &o.files {
+        imports.push(import::import(f).map_err(bad)?);
+    }
+    if o.chain && (o.into.is_none() || imports.len() < 2) {
+        return Err(InputError(
+            "--chain makes a call chain of two files or more, one per tier (the users' first), in the scenario given by --into".into(),
+        )
+        .into());
+    }
+    let text = match &o.into {
+        None => import::fragment(&imports),
+        Some(scenario) => {
+            let name = scenario.display().to_string();
+            let source = std::fs::read_to_string(scenario)
+                .map_err(|e| InputError(format!("{name}: cannot read it: {e}")))?;
+            let text = if o.chain {
+                import::chain_into_scenario(&source, &name, &imports).map_err(bad)?
+            } else {
+                import::into_scenario(&source, &name, &imports).map_err(bad)?
+            };
+            // What is written must load: check it as the scenario it is.
+            let shown = o
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("(the imported scenario)"));
+            crate::scenario::parse(&text, &shown).map_err(|e| {
+                InputError(format!(
+                    "the scenario {name} with the imported strategies is not valid, so nothing was written:\n{e}"
+                ))
+            })?;
+            text
+        }
+    };
+    match &o.out {
+        None => {
+            say!("{}", text.trim_end());
+            Ok(())
+        }
+        Some(out) => write(out, &text, o.force),
+    }
+}
+
+/// Writes `text` to `out` whole or not at all: a temporary file beside it,
+/// then a rename.
+fn write(out: &Path, text: &str, force: bool) -> Result<()> {
+    if out.exists() && !force {
+        return Err(InputError(format!(
+            "{} exists: give another --out, or --force to replace it",
+            out.display()
+        ))
+        .into());
+    }
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.sim-import-tmp",
+        out.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("scenario")
+    ));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+    say!("wrote {}", out.display());
+    Ok(())
+}

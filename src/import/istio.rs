@@ -1,0 +1,336 @@
+//! Istio's `VirtualService` (each HTTP route's `retries` and `timeout`) and
+//! `DestinationRule` (`connectionPool.http.maxRetries` and
+//! `outlierDetection`), as Istio turns them into Envoy's settings.
+
+use super::envoy::{conditions, default_back_off};
+use super::tree::Node;
+use super::{Ctx, Entry, ImportError, Strategy, clean_name, entry, toml_duration};
+
+/// A DestinationRule's retry limit and its server keys.
+struct Rule {
+    host: Option<String>,
+    budget: Entry,
+    server: Vec<Entry>,
+}
+
+fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
+    let at = |f: &str| format!("[document {d}].spec.{f}");
+    let spec = doc.get("spec").ok_or_else(|| {
+        ctx.err(
+            doc,
+            &format!("[document {d}].spec"),
+            "a DestinationRule needs a spec",
+        )
+    })?;
+    let mut budget = entry(
+        "budget",
+        "{ kind = \"none\" }".into(),
+        "no connectionPool.http.maxRetries: Istio's default 2^32 - 1 retries in progress, no limit"
+            .into(),
+    );
+    let mut server = Vec::new();
+    let tp = spec.get("trafficPolicy");
+    if let Some(m) = tp
+        .and_then(|t| t.get("connectionPool"))
+        .and_then(|c| c.get("http"))
+        .and_then(|h| h.get("maxRetries"))
+    {
+        let n = ctx.whole(m, &at("trafficPolicy.connectionPool.http.maxRetries"), 0)?;
+        budget = entry(
+            "budget",
+            format!("{{ kind = \"concurrency\", percent = 0.0, min_concurrency = {n} }}"),
+            format!(
+                "{}: retries in progress at once (Envoy's max_retries)",
+                ctx.from(m, &at("trafficPolicy.connectionPool.http.maxRetries"))
+            ),
+        );
+    }
+    if let Some(cp) = tp.and_then(|t| t.get("connectionPool")) {
+        for (k, v) in cp.entries() {
+            for (k2, v2) in v.entries() {
+                if k2 != "maxRetries" {
+                    ctx.not_modelled(
+                        v2,
+                        &at(&format!("trafficPolicy.connectionPool.{k}.{k2}")),
+                        "connection limits are the server's queue and workers in the scenario",
+                    );
+                }
+            }
+        }
+    }
+    if let Some(od) = tp.and_then(|t| t.get("outlierDetection")) {
+        let f = |k: &str| at(&format!("trafficPolicy.outlierDetection.{k}"));
+        let mut keys = Vec::new();
+        let mut from = Vec::new();
+        let mut panic = None;
+        for (k, v) in od.entries() {
+            match k.as_str() {
+                "consecutive5xxErrors" => {
+                    keys.push(format!("consecutive_5xx = {}", ctx.whole(v, &f(k), 0)?));
+                    from.push(ctx.from(v, &f(k)));
+                }
+                "interval" | "baseEjectionTime" => {
+                    let ns = ctx.duration(v, &f(k))?;
+                    let key = if k == "interval" {
+                        "interval"
+                    } else {
+                        "base_ejection_time"
+                    };
+                    keys.push(format!("{key} = {}", toml_duration(ns)));
+                    from.push(ctx.from(v, &f(k)));
+                }
+                "maxEjectionPercent" => {
+                    keys.push(format!(
+                        "max_ejection_percent = {:?}",
+                        ctx.number(v, &f(k))?
+                    ));
+                    from.push(ctx.from(v, &f(k)));
+                }
+                "minHealthPercent" => {
+                    panic = Some(entry(
+                        "healthy_panic_threshold",
+                        format!("{:?}", ctx.number(v, &f(k))?),
+                        format!("{} (Envoy's healthy_panic_threshold)", ctx.from(v, &f(k))),
+                    ));
+                }
+                _ => ctx.not_modelled(
+                    v,
+                    &f(k),
+                    "the simulator's outlier detection has consecutive 5xx only here",
+                ),
+            }
+        }
+        server.push(entry(
+            "outlier",
+            format!("{{ {} }}", keys.join(", ")),
+            if from.is_empty() {
+                format!(
+                    "{}:{} outlierDetection: Istio's defaults",
+                    ctx.file, od.line
+                )
+            } else {
+                from.join("; ")
+            },
+        ));
+        server.push(panic.unwrap_or_else(|| {
+            entry(
+                "healthy_panic_threshold",
+                "0.0".into(),
+                "minHealthPercent absent: Istio's default 0%, the panic threshold off".into(),
+            )
+        }));
+    }
+    if let Some(s) = spec.get("subsets") {
+        ctx.not_modelled(
+            s,
+            &at("subsets"),
+            "the scenario's server is one fleet: subsets are not modelled",
+        );
+    }
+    Ok(Rule {
+        host: spec.get("host").and_then(Node::text).map(str::to_owned),
+        budget,
+        server,
+    })
+}
+
+/// Every HTTP route of every VirtualService as a strategy, with the
+/// DestinationRule of its destination.
+pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, ImportError> {
+    let mut rules = Vec::new();
+    for (d, doc) in docs.iter().enumerate() {
+        if doc.get("kind").and_then(Node::text) == Some("DestinationRule") {
+            rules.push(rule(ctx, doc, d + 1)?);
+        }
+    }
+    let mut out = Vec::new();
+    for (d, doc) in docs.iter().enumerate() {
+        let kind = doc.get("kind").and_then(Node::text).unwrap_or("");
+        match kind {
+            "VirtualService" => {}
+            "DestinationRule" => continue,
+            other => {
+                ctx.not_modelled(
+                    doc,
+                    &format!("[document {}].kind", d + 1),
+                    &format!("{other}: only VirtualService and DestinationRule are read"),
+                );
+                continue;
+            }
+        }
+        let d = d + 1;
+        let spec = doc.get("spec").ok_or_else(|| {
+            ctx.err(
+                doc,
+                &format!("[document {d}].spec"),
+                "a VirtualService needs a spec",
+            )
+        })?;
+        let vs_name = doc
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Node::text)
+            .unwrap_or("virtual-service");
+        for key in ["tcp", "tls"] {
+            if let Some(v) = spec.get(key) {
+                ctx.not_modelled(
+                    v,
+                    &format!("[document {d}].spec.{key}"),
+                    "only HTTP routes retry",
+                );
+            }
+        }
+        for (i, route) in spec
+            .get("http")
+            .map(Node::items)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let at = |f: &str| format!("[document {d}].spec.http[{i}].{f}");
+            let name = route
+                .get("name")
+                .and_then(Node::text)
+                .map_or_else(|| format!("{vs_name}-{i}"), |n| format!("{vs_name}-{n}"));
+            let mut s = Strategy {
+                name: clean_name(&name, "-_."),
+                ..Strategy::default()
+            };
+            match route.get("retries") {
+                Some(r) => {
+                    let (n, from) = match r.get("attempts") {
+                        Some(a) => (
+                            ctx.whole(a, &at("retries.attempts"), 0)?,
+                            format!(
+                                "{} (Istio's attempts are retries)",
+                                ctx.from(a, &at("retries.attempts"))
+                            ),
+                        ),
+                        None => (2, "retries.attempts absent: Istio's default 2".into()),
+                    };
+                    s.entries.push(entry("max_retries", n.to_string(), from));
+                    match r.get("retryOn") {
+                        Some(on) => {
+                            let list = conditions(ctx, on, &at("retries.retryOn"), &[])?;
+                            s.entries.push(entry("retry_on", super::toml_list(&list), ctx.from(on, &at("retries.retryOn"))));
+                        }
+                        None => s.entries.push(entry(
+                            "retry_on",
+                            "[\"refused\", \"reset\", \"429\", \"502\", \"503\", \"504\"]".into(),
+                            "retries.retryOn absent: Istio's default connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes (503)".into(),
+                        )),
+                    }
+                    match r.get("perTryTimeout") {
+                        Some(t) => {
+                            let ns = ctx.duration(t, &at("retries.perTryTimeout"))?;
+                            s.entries.push(entry("timeout", toml_duration(ns), ctx.from(t, &at("retries.perTryTimeout"))));
+                        }
+                        None => s.entries.push(entry("timeout", "\"none\"".into(), "retries.perTryTimeout absent: an attempt waits until the route's timeout".into())),
+                    }
+                    for (k, v) in r.entries() {
+                        if !matches!(k.as_str(), "attempts" | "retryOn" | "perTryTimeout") {
+                            ctx.not_modelled(
+                                v,
+                                &at(&format!("retries.{k}")),
+                                "the simulator has no counterpart",
+                            );
+                        }
+                    }
+                }
+                None => {
+                    s.entries.push(entry(
+                        "max_retries",
+                        "2".into(),
+                        "no retries: Istio's default policy, 2 retries".into(),
+                    ));
+                    s.entries.push(entry(
+                        "retry_on",
+                        "[\"refused\", \"reset\", \"429\", \"502\", \"503\", \"504\"]".into(),
+                        "no retries: Istio's default retryOn connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes (503)".into(),
+                    ));
+                    s.entries.push(entry(
+                        "timeout",
+                        "\"none\"".into(),
+                        "no retries: no per-try timeout".into(),
+                    ));
+                }
+            }
+            s.entries.push(entry(
+                "backoff",
+                "\"envoy\"".into(),
+                "Envoy's back-off, as Istio configures it: full jitter over (2^n - 1) x 25ms"
+                    .into(),
+            ));
+            default_back_off(&mut s.entries, "Istio sets no back-off");
+            s.entries.push(entry(
+                "use_retry_after",
+                "false".into(),
+                "Envoy's back-off ignores Retry-After unless told".into(),
+            ));
+            match route.get("timeout") {
+                Some(t) => {
+                    let ns = ctx.duration(t, &at("timeout"))?;
+                    s.entries.push(entry(
+                        "deadline",
+                        if ns == 0 {
+                            "\"none\"".into()
+                        } else {
+                            toml_duration(ns)
+                        },
+                        format!(
+                            "{} (the whole request, retries included)",
+                            ctx.from(t, &at("timeout"))
+                        ),
+                    ));
+                }
+                None => s.entries.push(entry(
+                    "deadline",
+                    "\"none\"".into(),
+                    "timeout absent: Istio's default, none".into(),
+                )),
+            }
+            let host = route
+                .get("route")
+                .and_then(|r| r.items().first())
+                .and_then(|r| r.get("destination"))
+                .and_then(|d| d.get("host"))
+                .and_then(Node::text);
+            let chosen = host
+                .and_then(|h| {
+                    rules.iter().find(|r| {
+                        r.host.as_deref().is_some_and(|rh| {
+                            rh == h
+                                || rh.starts_with(&format!("{h}."))
+                                || h.starts_with(&format!("{rh}."))
+                        })
+                    })
+                })
+                .or(if rules.len() == 1 {
+                    rules.first()
+                } else {
+                    None
+                });
+            match chosen {
+                Some(r) => {
+                    s.entries.push(r.budget.clone());
+                    s.server.extend(r.server.iter().cloned());
+                }
+                None => s.entries.push(entry(
+                    "budget",
+                    "{ kind = \"none\" }".into(),
+                    "no DestinationRule for its host in the file: Istio's default maxRetries 2^32 - 1, no limit".into(),
+                )),
+            }
+            out.push(s);
+        }
+    }
+    if out.is_empty() {
+        let first = &docs[0];
+        return Err(ctx.err(
+            first,
+            "kind",
+            "no VirtualService with an http route: nothing to import as a strategy",
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,308 @@
+//! `sim import`: real retry configurations read into scenario tables. Each
+//! imported value is written with the file, line and field it came from;
+//! each field the simulator cannot model is listed, never dropped silently.
+//!
+//! Formats (told apart by their content): a gRPC service config (JSON,
+//! `methodConfig`, `retryThrottling`), Envoy configuration (YAML or JSON:
+//! every `retry_policy`, with its route's `timeout`, and every cluster's
+//! `circuit_breakers` and `outlier_detection`), and Istio's `VirtualService`
+//! and `DestinationRule` (YAML, several documents in one file).
+
+mod envoy;
+mod grpc;
+mod istio;
+pub mod tree;
+mod write;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use tree::Node;
+pub use write::{chain_into_scenario, fragment, into_scenario};
+
+/// A value written into the scenario: `key = value`, and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The scenario key, e.g. `max_retries`.
+    pub key: String,
+    /// Its TOML value, e.g. `3` or `"100ms"`.
+    pub value: String,
+    /// Where it came from, e.g. `grpc.json:7 retryPolicy.maxAttempts = 4`,
+    /// or what default or rule it follows.
+    pub from: String,
+}
+
+/// `key = value`, from `from`.
+pub(crate) fn entry(key: &str, value: String, from: String) -> Entry {
+    Entry {
+        key: key.to_owned(),
+        value,
+        from,
+    }
+}
+
+/// `name` with what a strategy or service name may not hold made `-`
+/// (`keep` lists the punctuation kept besides letters and digits).
+pub(crate) fn clean_name(name: &str, keep: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || keep.contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// One imported strategy: its keys, the keys of the server it needs
+/// (ejection, retries to another replica, the balancer), and the fields
+/// its source had that the simulator does not model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Strategy {
+    /// Its name.
+    pub name: String,
+    /// The strategy's keys.
+    pub entries: Vec<Entry>,
+    /// The server's keys (outlier detection, retries to another replica).
+    pub server: Vec<Entry>,
+}
+
+/// What one file gave.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Imported {
+    /// The file, as given.
+    pub file: String,
+    /// Its format, in words.
+    pub format: &'static str,
+    /// Its strategies.
+    pub strategies: Vec<Strategy>,
+    /// Fields the simulator does not model: `file:line field = value: why`.
+    pub not_modelled: Vec<String>,
+}
+
+/// A file that cannot be imported: its name, the line and the field, and
+/// what is wrong. Nothing is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportError(pub String);
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// The reading context of one file: its name for messages.
+pub(crate) struct Ctx<'a> {
+    pub file: &'a str,
+    pub not_modelled: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// An error at `node`'s line and `field`.
+    pub fn err(&self, node: &Node, field: &str, why: impl std::fmt::Display) -> ImportError {
+        ImportError(format!(
+            "{}:{}: field `{field}`: {why}",
+            self.file, node.line
+        ))
+    }
+
+    /// Where `node` came from, for a comment: `file:line field = value`.
+    pub fn from(&self, node: &Node, field: &str) -> String {
+        match node.text() {
+            Some(t) => format!("{}:{} {field} = {t}", self.file, node.line),
+            None => format!("{}:{} {field}", self.file, node.line),
+        }
+    }
+
+    /// A field that is read but not modelled, and why.
+    pub fn not_modelled(&mut self, node: &Node, field: &str, why: &str) {
+        let mut line = self.from(node, field);
+        let _ = write!(line, ": {why}");
+        self.not_modelled.push(line);
+    }
+
+    /// A scalar's text, or an error naming what was expected.
+    pub fn text<'n>(
+        &self,
+        node: &'n Node,
+        field: &str,
+        what: &str,
+    ) -> Result<&'n str, ImportError> {
+        node.text()
+            .ok_or_else(|| self.err(node, field, format!("expected {what}, not a list or a map")))
+    }
+
+    /// A number.
+    pub fn number(&self, node: &Node, field: &str) -> Result<f64, ImportError> {
+        let t = self.text(node, field, "a number")?;
+        t.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| self.err(node, field, format!("expected a number, got \"{t}\"")))
+    }
+
+    /// A whole number, at least `min`.
+    pub fn whole(&self, node: &Node, field: &str, min: u64) -> Result<u64, ImportError> {
+        let t = self.text(node, field, "a whole number")?;
+        match t.trim().parse::<u64>() {
+            Ok(n) if n >= min => Ok(n),
+            _ => Err(self.err(
+                node,
+                field,
+                format!("expected a whole number of at least {min}, got \"{t}\""),
+            )),
+        }
+    }
+
+    /// A duration, in nanoseconds: protobuf's JSON form (`"0.1s"`), a Go
+    /// duration (`"25ms"`, `"1m30s"`), or a `{ seconds, nanos }` map.
+    pub fn duration(&self, node: &Node, field: &str) -> Result<u64, ImportError> {
+        if let (Some(s), n) = (node.get("seconds"), node.get("nanos")) {
+            let secs = self.whole(s, &format!("{field}.seconds"), 0)?;
+            let nanos = match n {
+                Some(n) => self.whole(n, &format!("{field}.nanos"), 0)?,
+                None => 0,
+            };
+            return Ok(secs * 1_000_000_000 + nanos);
+        }
+        let t = self.text(node, field, "a duration such as \"0.1s\" or \"25ms\"")?;
+        go_duration(t.trim()).ok_or_else(|| {
+            self.err(
+                node,
+                field,
+                format!("expected a duration such as \"0.1s\" or \"25ms\", got \"{t}\""),
+            )
+        })
+    }
+}
+
+/// Nanoseconds of a Go or protobuf duration: numbers with units (`h`, `m`,
+/// `s`, `ms`, `us`, `µs`, `ns`), one after another.
+fn go_duration(t: &str) -> Option<u64> {
+    if t.is_empty() {
+        return None;
+    }
+    let mut rest = t;
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "h" => 3.6e12,
+            "m" => 6e10,
+            "s" => 1e9,
+            "ms" => 1e6,
+            "us" | "µs" => 1e3,
+            "ns" => 1.0,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += number * scale;
+    }
+    (0.0..1.8e19).contains(&total).then(|| total.round() as u64)
+}
+
+/// A duration in the scenario's syntax, exact: "100ms", "1500us", "3s".
+pub fn toml_duration(ns: u64) -> String {
+    let v = if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    };
+    format!("\"{v}\"")
+}
+
+/// A TOML list of strings.
+pub fn toml_list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("\"{i}\"")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// Reads `path` and imports it.
+pub fn import(path: &Path) -> Result<Imported, ImportError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ImportError(format!("{file}: cannot read it: {e}")))?;
+    import_text(&file, &text)
+}
+
+/// Imports `text`, named `file` in messages.
+pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
+    let docs = tree::parse(text).map_err(|(line, why)| {
+        ImportError(format!(
+            "{file}:{line}: cannot be read as JSON or YAML: {why}"
+        ))
+    })?;
+    let docs: Vec<Node> = docs
+        .into_iter()
+        .filter(|d| !matches!(&d.value, tree::Value::Scalar(s) if s.is_empty()))
+        .collect();
+    let Some(first) = docs.first() else {
+        return Err(ImportError(format!("{file}: the file is empty")));
+    };
+    let mut ctx = Ctx {
+        file,
+        not_modelled: Vec::new(),
+    };
+    let is_istio = docs.iter().any(|d| {
+        d.get("apiVersion")
+            .and_then(Node::text)
+            .is_some_and(|a| a.contains("istio.io"))
+    });
+    let (format, strategies) = if is_istio {
+        (
+            "Istio VirtualService and DestinationRule",
+            istio::read(&mut ctx, &docs)?,
+        )
+    } else if docs.len() == 1
+        && (first.get("methodConfig").is_some() || first.get("retryThrottling").is_some())
+    {
+        ("gRPC service config", grpc::read(&mut ctx, first)?)
+    } else if docs.iter().any(envoy::has_envoy_fields) {
+        ("Envoy configuration", envoy::read(&mut ctx, &docs)?)
+    } else {
+        return Err(ImportError(format!(
+            "{file}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`), or an Istio VirtualService or DestinationRule",
+            first.line
+        )));
+    };
+    Ok(Imported {
+        file: file.to_owned(),
+        format,
+        strategies,
+        not_modelled: ctx.not_modelled,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_of_every_syntax() {
+        assert_eq!(go_duration("0.1s"), Some(100_000_000));
+        assert_eq!(go_duration("25ms"), Some(25_000_000));
+        assert_eq!(go_duration("1m30s"), Some(90_000_000_000));
+        assert_eq!(go_duration("1.5s"), Some(1_500_000_000));
+        assert_eq!(go_duration("10"), None);
+        assert_eq!(go_duration("5 parsecs"), None);
+        assert_eq!(toml_duration(100_000_000), "\"100ms\"");
+        assert_eq!(toml_duration(1_500_000_000), "\"1500ms\"");
+        assert_eq!(toml_duration(3_000_000_000), "\"3s\"");
+        assert_eq!(toml_duration(1_500), "\"1500ns\"");
+    }
+}

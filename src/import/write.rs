@@ -1,0 +1,262 @@
+//! Imported strategies as scenario text: a fragment of `[[strategy]]`
+//! tables to merge by hand, or a whole scenario (one given, with the
+//! imported strategies added), every value commented with its source.
+
+use std::fmt::Write as _;
+
+use super::{Entry, ImportError, Imported};
+
+/// The header: what was read, and what was left out.
+fn header(imports: &[Imported]) -> String {
+    let mut out = String::new();
+    for i in imports {
+        let _ = writeln!(
+            out,
+            "# Imported by `sim import` from {} ({}).",
+            i.file, i.format
+        );
+        if i.not_modelled.is_empty() {
+            let _ = writeln!(out, "# Every field it holds is modelled.");
+        } else {
+            let _ = writeln!(out, "# Read but not modelled, so left out:");
+            for n in &i.not_modelled {
+                let _ = writeln!(out, "#   {n}");
+            }
+        }
+    }
+    out
+}
+
+fn key_line(out: &mut String, e: &Entry) {
+    let _ = writeln!(out, "{} = {}  # {}", e.key, e.value, e.from);
+}
+
+/// The `[[strategy]]` tables alone, each server key commented out with
+/// the instruction to merge it into `[server]`.
+pub fn fragment(imports: &[Imported]) -> String {
+    let mut out = header(imports);
+    out.push_str(
+        "# Add these tables to a scenario (its [clients], [server], [[outage]] and\n\
+         # [metrics] say the world), or let `sim import FILE --into SCENARIO` do it.\n",
+    );
+    for i in imports {
+        for s in &i.strategies {
+            let _ = writeln!(out, "\n[[strategy]]\nname = \"{}\"", s.name);
+            for e in &s.entries {
+                key_line(&mut out, e);
+            }
+            if !s.server.is_empty() {
+                out.push_str(
+                    "# Keys of the server this strategy's settings act on; set them in [server]:\n",
+                );
+                for e in &s.server {
+                    let _ = writeln!(out, "# {} = {}  # {}", e.key, e.value, e.from);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `scenario` (its text) with the imported strategies added after its own,
+/// renamed `imported-NAME` when a name is taken. A strategy with server keys
+/// gets a server of its own: the scenario's `[server]` with those keys set.
+pub fn into_scenario(
+    scenario: &str,
+    file: &str,
+    imports: &[Imported],
+) -> Result<String, ImportError> {
+    let doc: toml_edit::DocumentMut = scenario
+        .parse()
+        .map_err(|e| ImportError(format!("{file}: cannot be read as TOML: {e}")))?;
+    let taken: Vec<String> = doc
+        .get("strategy")
+        .and_then(|s| s.as_array_of_tables())
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = scenario.trim_end().to_owned();
+    out.push_str("\n\n");
+    out.push_str(&header(imports));
+    for i in imports {
+        for s in &i.strategies {
+            let name = if taken.contains(&s.name) {
+                format!("imported-{}", s.name)
+            } else {
+                s.name.clone()
+            };
+            let _ = writeln!(out, "\n[[strategy]]\nname = \"{name}\"");
+            for e in &s.entries {
+                key_line(&mut out, e);
+            }
+            if s.server.is_empty() {
+                continue;
+            }
+            let Some(server) = doc.get("server").and_then(|s| s.as_table_like()) else {
+                return Err(ImportError(format!(
+                    "{file}: has no [server] table for the imported server keys ({}) to join",
+                    s.server
+                        .iter()
+                        .map(|e| e.key.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            };
+            let mut table = toml_edit::InlineTable::new();
+            for (k, v) in server.iter() {
+                if let Some(v) = v.as_value() {
+                    table.insert(k, v.clone());
+                } else if let Some(t) = v.as_table() {
+                    table.insert(
+                        k,
+                        toml_edit::Value::InlineTable(t.clone().into_inline_table()),
+                    );
+                }
+            }
+            for e in &s.server {
+                let v: toml_edit::Value = e.value.parse().map_err(|err| {
+                    ImportError(format!(
+                        "internal: imported value {} = {} is not TOML: {err}",
+                        e.key, e.value
+                    ))
+                })?;
+                table.insert(&e.key, v);
+            }
+            table.fmt();
+            out.push_str("# Its own server: the scenario's [server], with\n");
+            for e in &s.server {
+                let _ = writeln!(out, "#   {} = {}  (from {})", e.key, e.value, e.from);
+            }
+            let _ = writeln!(out, "server = {table}");
+        }
+    }
+    Ok(out)
+}
+
+/// The name of a tier imported from `file`: its stem, as a service name.
+fn tier_name(file: &str) -> String {
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("tier");
+    super::clean_name(stem, "-_")
+}
+
+/// `scenario` made a call chain, one tier per file: the first file's policy
+/// is the users' (towards the `[server]`), and file `k + 1`'s is tier `k`'s
+/// calls to a new service named after the file, which copies the
+/// `[server]`'s capacity. One strategy, `imported-chain`, holds them all.
+pub fn chain_into_scenario(
+    scenario: &str,
+    file: &str,
+    imports: &[Imported],
+) -> Result<String, ImportError> {
+    let mut doc: toml_edit::DocumentMut = scenario
+        .parse()
+        .map_err(|e| ImportError(format!("{file}: cannot be read as TOML: {e}")))?;
+    for i in imports {
+        if i.strategies.len() != 1 {
+            return Err(ImportError(format!(
+                "{}: a tier's file holds one retry policy, this one {} ({}); import it alone to see them",
+                i.file,
+                i.strategies.len(),
+                i.strategies
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    if doc.get("service").is_some() || doc.get("server").and_then(|s| s.get("calls")).is_some() {
+        return Err(ImportError(format!(
+            "{file}: is a call chain already; import a chain into a scenario of one server"
+        )));
+    }
+    let names: Vec<String> = imports[1..].iter().map(|i| tier_name(&i.file)).collect();
+    for (k, n) in names.iter().enumerate() {
+        if names[..k].contains(n) || n == "server" {
+            return Err(ImportError(format!(
+                "{}: its tier would be named \"{n}\", as another: rename the file",
+                imports[k + 1].file
+            )));
+        }
+    }
+    let server = doc
+        .get("server")
+        .and_then(|s| s.as_table())
+        .cloned()
+        .ok_or_else(|| {
+            ImportError(format!(
+                "{file}: has no [server] table to copy the services from"
+            ))
+        })?;
+    let set = |t: &mut toml_edit::Table, entries: &[Entry]| -> Result<(), ImportError> {
+        for e in entries {
+            let v: toml_edit::Value = e.value.parse().map_err(|err| {
+                ImportError(format!(
+                    "internal: imported value {} = {} is not TOML: {err}",
+                    e.key, e.value
+                ))
+            })?;
+            t.insert(&e.key, toml_edit::value(v));
+            if let Some(mut k) = t.key_mut(&e.key) {
+                k.leaf_decor_mut().set_prefix(format!("# {}\n", e.from));
+            }
+        }
+        Ok(())
+    };
+    // The users' tier: the [server] calls the first service, with the first
+    // file's server keys.
+    if let Some(s) = doc.get_mut("server").and_then(|s| s.as_table_mut()) {
+        if let Some(first) = names.first() {
+            s.insert(
+                "calls",
+                toml_edit::value(toml_edit::Array::from_iter([first.as_str()])),
+            );
+        }
+        set(s, &imports[0].strategies[0].server)?;
+    }
+    let mut services = toml_edit::ArrayOfTables::new();
+    for (k, name) in names.iter().enumerate() {
+        let mut t = server.clone();
+        t.decor_mut().set_prefix(format!(
+            "\n# Tier {} (from {}): its capacity is the [server]'s, copied; set its own.\n",
+            k + 1,
+            imports[k + 1].file
+        ));
+        t.remove("calls");
+        t.remove("name");
+        t.insert("name", toml_edit::value(name.as_str()));
+        if let Some(next) = names.get(k + 1) {
+            t.insert(
+                "calls",
+                toml_edit::value(toml_edit::Array::from_iter([next.as_str()])),
+            );
+        }
+        set(&mut t, &imports[k + 1].strategies[0].server)?;
+        services.push(t);
+    }
+    doc.insert("service", toml_edit::Item::ArrayOfTables(services));
+    let mut out = doc.to_string().trim_end().to_owned();
+    out.push_str("\n\n");
+    out.push_str(&header(imports));
+    out.push_str(
+        "# A call chain now: the scenario's own strategies apply their policy at every\n\
+         # tier; `imported-chain` has the imported policy of each.\n",
+    );
+    out.push_str("\n[[strategy]]\nname = \"imported-chain\"\n");
+    for e in &imports[0].strategies[0].entries {
+        key_line(&mut out, e);
+    }
+    for (k, name) in names.iter().enumerate() {
+        let _ = writeln!(out, "\n[strategy.tiers.{name}]");
+        for e in &imports[k + 1].strategies[0].entries {
+            key_line(&mut out, e);
+        }
+    }
+    Ok(out)
+}
