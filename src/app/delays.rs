@@ -362,10 +362,13 @@ fn checked(name: &str, s: &Strategy) -> String {
 
 /// FNV-1a of the whole strategy a preset makes.
 fn fingerprint(s: &Strategy) -> String {
-    // A preset sets no call chain's tiers and no hedging: the (empty)
-    // fields, added after the presets were measured, are left out so their
-    // fingerprints stand.
-    let text = format!("{s:?}").replace(", tiers: [], hedging: None", "");
+    // A preset sets no call chain's tiers and no hedging, and a concurrency
+    // budget of a preset counts retries in backoff: those fields, added
+    // after the presets were measured, are left out at those values so
+    // their fingerprints stand.
+    let text = format!("{s:?}")
+        .replace(", tiers: [], hedging: None", "")
+        .replace(", count_backoff: true", "");
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 

@@ -280,11 +280,16 @@ pub fn budget(b: &BudgetConfig, rate: Rate) -> Vec<Bound> {
             }
         }
         BudgetConfig::Concurrency(l) => {
+            let counted = if l.count_backoff {
+                "from its decision, backoff included"
+            } else {
+                "counted once sent: those waiting out a backoff are not, so any number may wait"
+            };
             out.push(bound(
                 "retries in progress",
                 l.percent,
                 format!(
-                    "{}% of the requests in progress, at least {}",
+                    "{}% of the requests in progress, at least {} ({counted})",
                     short(100.0 * l.percent),
                     l.min_concurrency
                 ),

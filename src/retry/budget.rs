@@ -62,17 +62,26 @@ pub enum BudgetConfig {
     Concurrency(ConcurrencyLimit),
 }
 
-/// Envoy's retry budget: retries in progress (decided and not yet answered)
-/// may be at most `percent` of the logical requests in progress, and never
-/// fewer than `min_concurrency`. With `percent` 0 it is Envoy's default
-/// cluster circuit breaker, `max_retries` 3 retries in progress.
+/// Envoy's retry budget: retries in progress may be at most `percent` of the
+/// logical requests in progress, and never fewer than `min_concurrency`.
+/// With `percent` 0 it is Envoy's default cluster circuit breaker,
+/// `max_retries` 3 retries in progress.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ConcurrencyLimit {
     /// Share of the requests in progress that may be retries (Envoy: 0.2).
     pub percent: f64,
     /// Retries in progress always allowed (Envoy: 3).
     pub min_concurrency: u32,
+    /// Whether a retry is in progress from its decision, its backoff
+    /// included (true), or only once it is sent, as Envoy counts it (false:
+    /// retries waiting out their backoff are not counted, so many can be
+    /// decided at once; envoyproxy/envoy#30205).
+    pub count_backoff: bool,
 }
+
+/// The cost a concurrency budget returns for a retry it allowed but has not
+/// counted yet (`count_backoff` false): [`Budget::on_retry_sent`] counts it.
+pub const UNCOUNTED: u32 = 2;
 
 /// A budget's state during a run.
 #[derive(Clone, Debug)]
@@ -139,13 +148,25 @@ impl Budget {
         self.release(retry_cost);
     }
 
-    /// A concurrency budget's retry is no longer in progress.
+    /// A concurrency budget's retry is no longer in progress (one that was
+    /// never counted, [`UNCOUNTED`], was not).
     fn release(&mut self, retry_cost: u32) {
         if let BudgetConfig::Concurrency(_) = self.config {
-            if retry_cost > 0 {
+            if retry_cost == 1 {
                 self.active_retries = self.active_retries.saturating_sub(1);
             }
         }
+    }
+
+    /// A retry that was charged `retry_cost` is sent: a concurrency budget
+    /// that counts retries only once sent counts it now. Returns the cost
+    /// to keep for its release.
+    pub fn on_retry_sent(&mut self, retry_cost: u32) -> u32 {
+        if retry_cost == UNCOUNTED {
+            self.active_retries += 1;
+            return 1;
+        }
+        retry_cost
     }
 
     /// An attempt succeeded; `retry_cost` is what its retry was charged (0 for a
@@ -235,6 +256,10 @@ impl Budget {
                 if (self.active_retries + 1) as f64 > cap {
                     return None;
                 }
+                if !limit.count_backoff {
+                    // Counted when sent (`on_retry_sent`), as Envoy does.
+                    return Some(UNCOUNTED);
+                }
                 self.active_retries += 1;
                 // A cost of 1 marks the attempt as holding a retry in progress.
                 Some(1)
@@ -283,6 +308,7 @@ mod tests {
     #[test]
     fn concurrency_limits_retries_in_progress() {
         let mut b = Budget::new(&BudgetConfig::Concurrency(ConcurrencyLimit {
+            count_backoff: true,
             percent: 0.2,
             min_concurrency: 3,
         }));

@@ -559,6 +559,7 @@ fn envoy() -> RetryFile {
         budget: Some(BudgetFile::Concurrency {
             percent: Some(0.0),
             min_concurrency: Some(3),
+            count_backoff: None,
         }),
         ..table(
             BackoffFile::Envoy,
@@ -577,6 +578,7 @@ fn envoy_retry_budget() -> RetryFile {
         budget: Some(BudgetFile::Concurrency {
             percent: Some(0.2),
             min_concurrency: Some(3),
+            count_backoff: None,
         }),
         ..envoy()
     }

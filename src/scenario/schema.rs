@@ -770,5 +770,8 @@ pub enum BudgetFile {
         percent: Option<f64>,
         /// Floor of retries in progress.
         min_concurrency: Option<u32>,
+        /// Whether a retry waiting out its backoff counts (true), or only a
+        /// retry sent, as Envoy counts (false).
+        count_backoff: Option<bool>,
     },
 }

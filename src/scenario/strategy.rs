@@ -447,9 +447,11 @@ impl Checker<'_> {
             BudgetFile::Concurrency {
                 percent,
                 min_concurrency,
+                count_backoff,
             } => BudgetConfig::Concurrency(ConcurrencyLimit {
                 percent: fraction(percent.unwrap_or(0.2), "percent")?,
                 min_concurrency: min_concurrency.unwrap_or(3),
+                count_backoff: count_backoff.unwrap_or(true),
             }),
         }))
     }

@@ -295,3 +295,40 @@ max_retries = 3
         "{per_request}"
     );
 }
+
+/// Envoy's retry budget, counted as Envoy counts it (envoyproxy/envoy#30205:
+/// retries waiting out their backoff slip past it). Every attempt fails at
+/// once, requests come at 200 a second, and each retry waits 1 s. Counting
+/// a retry from its decision, at most 3 (the floor; 20% of the requests in
+/// progress is less, since a request in progress is mostly a retry in
+/// backoff) are in progress, each for about 1 s: about 3 retries a second,
+/// 1 + 3/200 = 1.015 attempts per request. Counting only retries sent, as
+/// Envoy does, those in progress are the ones whose 2 ms attempt is out,
+/// about 1.2 at a time: the floor of 3 never binds, and every request makes
+/// its 4 attempts.
+#[test]
+fn envoys_count_lets_retries_in_backoff_slip_past_its_budget() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = failing(
+        "[[strategy]]\nname = \"from-decision\"\nmax_retries = 3\nbudget = { kind = \"concurrency\", percent = 0.2, min_concurrency = 3 }\n\
+         [[strategy]]\nname = \"envoy-count\"\nmax_retries = 3\nbudget = { kind = \"concurrency\", percent = 0.2, min_concurrency = 3, count_backoff = false }",
+    )
+    .replace("base = \"10ms\"", "base = \"1s\"");
+    let (printed, out) = both(dir.path(), "envoy", &text);
+    assert!(printed.contains("counted once sent"), "{printed}");
+    let per_request = |s: &str| summary(&out, s, "attempts") / summary(&out, s, "logical_requests");
+    let strict = per_request("from-decision");
+    assert!(strict < 1.05, "counted from the decision: {strict}");
+    // Every request that ended made its 4 attempts (those still under way
+    // at the end, the last 3 s of requests, fewer).
+    let (attempts, requests, in_flight) = (
+        summary(&out, "envoy-count", "attempts"),
+        summary(&out, "envoy-count", "logical_requests"),
+        summary(&out, "envoy-count", "in_flight_at_end"),
+    );
+    assert!(
+        attempts >= 4.0 * (requests - in_flight),
+        "counted once sent: {} attempts per request",
+        per_request("envoy-count")
+    );
+}

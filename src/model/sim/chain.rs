@@ -20,6 +20,7 @@ use crate::model::client::{Phase, Slots};
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::{Admission, Finished, Job, Rejection, Server};
 use crate::retry::breaker::Verdict;
+use crate::retry::budget::UNCOUNTED;
 use crate::retry::{Breaker, Budget, Decision, Outcome, Throttle};
 use rand::RngExt;
 
@@ -836,7 +837,21 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn on_call_send(&mut self, ev: Event) {
         let r = self.chain().slots.get(ev.slot);
         if r.phase == Phase::BackingOff && r.attempt == ev.attempt {
+            self.call_retry_sent(ev.slot);
             self.send_call_attempt(ev.slot);
+        }
+    }
+
+    /// A call's retry goes out: its callers' budget counts it now if it
+    /// counts retries only once sent.
+    fn call_retry_sent(&mut self, slot: u32) {
+        let c = self.chain();
+        let tier = usize::from(c.links[slot as usize].tier);
+        let r = c.slots.get(slot);
+        if r.charged == UNCOUNTED {
+            if let Some(b) = c.callers[tier].as_mut().and_then(|k| k.budget.as_mut()) {
+                r.charged = b.on_retry_sent(r.charged);
+            }
         }
     }
 
@@ -859,7 +874,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             &mut self.rng.jitter,
         );
         match decision {
-            Decision::Retry(delay) if delay == SimDuration::ZERO => self.send_call_attempt(slot),
+            Decision::Retry(delay) if delay == SimDuration::ZERO => {
+                self.call_retry_sent(slot);
+                self.send_call_attempt(slot);
+            }
             Decision::Retry(delay) => {
                 let r = c.slots.get(slot);
                 r.phase = Phase::BackingOff;

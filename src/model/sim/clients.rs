@@ -11,6 +11,7 @@ use crate::model::client::Phase;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::{Load, Observer};
 use crate::retry::breaker::Verdict;
+use crate::retry::budget::UNCOUNTED;
 use crate::retry::{Decision, GiveUp, Outcome};
 
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
@@ -164,7 +165,19 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let r = self.slots.get(ev.slot);
         if r.phase == Phase::BackingOff && r.attempt == ev.attempt {
             self.set_backing_off(-1);
+            self.retry_sent(ev.slot);
             self.send_attempt(ev.slot);
+        }
+    }
+
+    /// A retry goes out: a budget that counts retries only once sent (as
+    /// Envoy's) counts it now.
+    fn retry_sent(&mut self, slot: u32) {
+        let r = self.slots.get(slot);
+        if r.charged == UNCOUNTED {
+            if let Some(b) = &mut self.budget {
+                r.charged = b.on_retry_sent(r.charged);
+            }
         }
     }
 
@@ -266,6 +279,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             Decision::Retry(delay) => {
                 let r = self.slots.get(slot);
                 if delay == SimDuration::ZERO {
+                    self.retry_sent(slot);
                     self.send_attempt(slot);
                 } else {
                     r.phase = Phase::BackingOff;

@@ -119,7 +119,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let mut charged = 0;
         if let (Some(outcome), Some(b)) = (after, &mut self.budget) {
             match b.try_retry(now, outcome) {
-                Some(cost) => charged = cost,
+                // A copy goes out at once.
+                Some(cost) => charged = b.on_retry_sent(cost),
                 None => return Err(GiveUp::BudgetDenied),
             }
         }
