@@ -133,6 +133,29 @@ pub enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
     },
+    /// Search retry settings for a scenario's world and outages, over several
+    /// outage lengths and seeds: print those no other beats on failed
+    /// requests, successes lost, peak load and p99 latency, and the one an
+    /// objective picks.
+    Advise {
+        /// The scenario file (TOML); its first strategy gives the settings
+        /// not searched.
+        scenario: PathBuf,
+        /// What to make smallest, then limits: "failed; peak_load_ratio <=
+        /// 1.5". Metrics: failed, successes_lost, peak_load_ratio,
+        /// latency_p99_s.
+        #[arg(long, default_value = "failed")]
+        objective: String,
+        /// Runs the search may make (each with its twin).
+        #[arg(long, default_value_t = 600)]
+        runs: usize,
+        /// Seed of the search's draws.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Read real retry configurations (a gRPC service config, Envoy or Istio
     /// YAML) into scenario strategies, each value commented with the file,
     /// line and field it came from, and the fields not modelled listed.

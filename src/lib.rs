@@ -11,6 +11,7 @@
 //! server). Only `app`, `output`, `import` (its files) and `runner::memory`
 //! (which reads the machine's limits) touch the file system.
 
+pub mod advise;
 pub mod app;
 pub mod cli;
 pub mod engine;

@@ -19,6 +19,7 @@ macro_rules! say {
     }};
 }
 
+mod advise;
 mod bound;
 mod delays;
 mod import;
@@ -103,6 +104,13 @@ pub fn main(cli: Cli) -> Result<()> {
         }),
         Command::Validate { scenario } => validate::validate(&scenario),
         Command::Bound { scenario } => bound::bound(&scenario),
+        Command::Advise {
+            scenario,
+            objective,
+            runs,
+            seed,
+            quiet,
+        } => advise::advise(&scenario, &objective, runs, seed, quiet),
         Command::Import {
             files,
             into,

@@ -2,6 +2,7 @@
 //! links once: `cargo test --release` builds this crate's tests in one go).
 //! `tests/README.md` says what each module checks and how to run one.
 
+mod advise;
 mod aws;
 mod bound;
 mod chain;

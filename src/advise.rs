@@ -1,0 +1,571 @@
+//! `sim advise`: a seeded search of retry settings for a scenario's world and
+//! triggers, judged over several trigger lengths and seeds so the advice is
+//! not tuned to one run. What it returns is the Pareto front on failed
+//! requests, successes lost, peak load and p99 latency, and the setting the
+//! user's objective picks from it.
+//!
+//! The search is successive halving (Jamieson and Talwalkar, "Non-stochastic
+//! Best Arm Identification and Hyperparameter Optimization", 2016): settings
+//! drawn at random from a grid are run in one world, the better half (by
+//! Pareto layer, then the objective) in a second, and so on until the last
+//! round runs every world. Every world is the scenario's with its outages
+//! lengthened or shortened (0.5, 1 and 2 times) and with two seeds.
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::engine::{SimDuration, SimTime};
+use crate::model::{self, WorldConfig};
+use crate::retry::{Backoff, BackoffKind, BudgetConfig, Strategy};
+use crate::scenario::Scenario;
+
+/// What is compared, each to be made small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Requests that failed.
+    Failed,
+    /// Successes the twin had that the run did not.
+    SuccessesLost,
+    /// The highest attempts a second over the capacity.
+    PeakLoad,
+    /// The 99th percentile of successful requests' latency, s.
+    P99,
+}
+
+impl Metric {
+    /// Every metric, in the order of the columns.
+    pub const ALL: [Metric; 4] = [
+        Metric::Failed,
+        Metric::SuccessesLost,
+        Metric::PeakLoad,
+        Metric::P99,
+    ];
+
+    /// Its name, as summary.csv's column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Failed => "failed",
+            Metric::SuccessesLost => "successes_lost",
+            Metric::PeakLoad => "peak_load_ratio",
+            Metric::P99 => "latency_p99_s",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == s.trim())
+    }
+}
+
+/// What the user wants: the smallest `minimize` among the settings that
+/// keep every limit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Objective {
+    /// The metric to make smallest.
+    pub minimize: Metric,
+    /// Upper limits on others.
+    pub limits: Vec<(Metric, f64)>,
+}
+
+impl Objective {
+    /// Parses `"failed; peak_load_ratio <= 1.5"`: a metric, then limits.
+    pub fn parse(text: &str) -> Result<Objective, String> {
+        let names = Metric::ALL.map(Metric::name).join(", ");
+        let mut parts = text.split(';');
+        let first = parts.next().unwrap_or("").trim();
+        let minimize = Metric::parse(first).ok_or_else(|| {
+            format!("objective \"{text}\": \"{first}\" is not a metric; the metrics are {names}, e.g. \"failed; peak_load_ratio <= 1.5\"")
+        })?;
+        let mut limits = Vec::new();
+        for p in parts.map(str::trim).filter(|p| !p.is_empty()) {
+            let Some((m, v)) = p.split_once("<=") else {
+                return Err(format!(
+                    "objective \"{text}\": \"{p}\" is not a limit; write METRIC <= NUMBER, e.g. peak_load_ratio <= 1.5"
+                ));
+            };
+            let metric = Metric::parse(m).ok_or_else(|| {
+                format!(
+                    "objective \"{text}\": \"{}\" is not a metric; the metrics are {names}",
+                    m.trim()
+                )
+            })?;
+            let value: f64 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite())
+                .ok_or_else(|| format!("objective \"{text}\": \"{}\" is not a number", v.trim()))?;
+            limits.push((metric, value));
+        }
+        Ok(Objective { minimize, limits })
+    }
+
+    fn feasible(&self, s: &Scores) -> bool {
+        self.limits.iter().all(|&(m, v)| s.get(m) <= v)
+    }
+}
+
+/// One setting searched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// Backoff kind.
+    pub kind: BackoffKind,
+    /// First delay.
+    pub base: SimDuration,
+    /// Largest delay.
+    pub cap: SimDuration,
+    /// Retries after the first attempt.
+    pub retries: u32,
+    /// Attempt timeout.
+    pub timeout: Option<SimDuration>,
+    /// Retry budget.
+    pub budget: Option<BudgetConfig>,
+}
+
+fn duration_text(d: SimDuration) -> String {
+    let ms = d.0 / 1_000_000;
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+fn kind_name(k: BackoffKind) -> &'static str {
+    match k {
+        BackoffKind::Exponential => "exponential",
+        BackoffKind::FullJitter => "full-jitter",
+        BackoffKind::EqualJitter => "equal-jitter",
+        BackoffKind::DecorrelatedJitter => "decorrelated-jitter",
+        _ => "other",
+    }
+}
+
+impl Candidate {
+    /// `template` with this setting's backoff, retries, timeout and budget.
+    pub fn strategy(&self, template: &Strategy, name: String) -> Strategy {
+        let mut s = template.clone();
+        s.name = name;
+        s.backoff = Backoff {
+            kind: self.kind,
+            base: self.base,
+            cap: self.cap,
+            ..Backoff::default()
+        };
+        s.policy.max_retries = self.retries;
+        s.policy.timeout = self.timeout;
+        s.budget = self.budget.clone();
+        s
+    }
+
+    /// The budget in the scenario's words.
+    pub fn budget_toml(&self) -> String {
+        match &self.budget {
+            None => "{ kind = \"none\" }".into(),
+            Some(BudgetConfig::TokenBucket {
+                max_tokens,
+                token_ratio,
+            }) => format!(
+                "{{ kind = \"token-bucket\", max_tokens = {max_tokens}, token_ratio = {token_ratio} }}"
+            ),
+            Some(BudgetConfig::Ratio { ratio, window }) => {
+                format!(
+                    "{{ kind = \"ratio\", ratio = {ratio}, window = \"{}\" }}",
+                    duration_text(*window)
+                )
+            }
+            Some(other) => format!("{other:?}"),
+        }
+    }
+
+    /// The setting as a `[[strategy]]` table.
+    pub fn toml(&self, name: &str) -> String {
+        format!(
+            "[[strategy]]\nname = \"{name}\"\nbackoff = \"{}\"\nbase = \"{}\"\ncap = \"{}\"\nmax_retries = {}\ntimeout = {}\nbudget = {}\n",
+            kind_name(self.kind),
+            duration_text(self.base),
+            duration_text(self.cap),
+            self.retries,
+            self.timeout.map_or("\"none\"".to_string(), |t| format!(
+                "\"{}\"",
+                duration_text(t)
+            )),
+            self.budget_toml()
+        )
+    }
+
+    /// One line: kind, base, cap, retries, timeout, budget.
+    pub fn short(&self) -> String {
+        let budget = match &self.budget {
+            None => "none".to_string(),
+            Some(BudgetConfig::TokenBucket {
+                max_tokens,
+                token_ratio,
+            }) => format!("tokens {max_tokens}/{token_ratio}"),
+            Some(BudgetConfig::Ratio { ratio, .. }) => format!("ratio {ratio}"),
+            Some(_) => "other".into(),
+        };
+        format!(
+            "{:<19} {:>6} {:>4} {:>2} {:>7} {:<16}",
+            kind_name(self.kind),
+            duration_text(self.base),
+            duration_text(self.cap),
+            self.retries,
+            self.timeout.map_or("none".into(), duration_text),
+            budget
+        )
+    }
+}
+
+/// The grid settings are drawn from: the backoff kinds of the AWS article,
+/// bases and caps from 10 ms to 60 s, 0 to 8 retries, the scenario's
+/// timeout halved, kept and doubled, and no budget, gRPC's token bucket at
+/// two sizes and ratios, or the SRE book's ratio budget at 10% and 20%.
+fn grid(timeout: Option<SimDuration>) -> Vec<Candidate> {
+    let kinds = [
+        BackoffKind::Exponential,
+        BackoffKind::FullJitter,
+        BackoffKind::EqualJitter,
+        BackoffKind::DecorrelatedJitter,
+    ];
+    let ms = SimDuration::from_millis;
+    let bases = [ms(10), ms(50), ms(100), ms(200), ms(500), ms(1000)];
+    let caps = [ms(1000), ms(5000), ms(20_000), ms(60_000)];
+    let retries = [0, 1, 2, 3, 5, 8];
+    let timeouts: Vec<Option<SimDuration>> = match timeout {
+        Some(t) => vec![
+            Some(SimDuration(t.0 / 2)),
+            Some(t),
+            Some(SimDuration(t.0 * 2)),
+        ],
+        None => vec![None],
+    };
+    let budgets = [
+        None,
+        Some(BudgetConfig::TokenBucket {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+        }),
+        Some(BudgetConfig::TokenBucket {
+            max_tokens: 100.0,
+            token_ratio: 0.2,
+        }),
+        Some(BudgetConfig::Ratio {
+            ratio: 0.1,
+            window: SimDuration::from_secs(10),
+        }),
+        Some(BudgetConfig::Ratio {
+            ratio: 0.2,
+            window: SimDuration::from_secs(10),
+        }),
+    ];
+    let mut out = Vec::new();
+    for &kind in &kinds {
+        for &base in &bases {
+            for &cap in caps.iter().filter(|&&c| c >= base) {
+                for &r in &retries {
+                    for &t in &timeouts {
+                        for b in &budgets {
+                            out.push(Candidate {
+                                kind,
+                                base,
+                                cap,
+                                retries: r,
+                                timeout: t,
+                                budget: b.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A setting's metrics, means over the worlds it ran in.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Scores {
+    sums: [f64; 4],
+    /// Worlds it ran in.
+    pub worlds: usize,
+}
+
+impl Scores {
+    /// The mean of `m`.
+    pub fn get(&self, m: Metric) -> f64 {
+        let i = Metric::ALL.iter().position(|&x| x == m).unwrap_or(0);
+        self.sums[i] / self.worlds.max(1) as f64
+    }
+
+    fn add(&mut self, s: &crate::metrics::Summary) {
+        let values = [
+            s.failed as f64,
+            s.successes_lost.unwrap_or(0) as f64,
+            s.peak_load_ratio.unwrap_or(0.0),
+            // A run with no success has no latency: as bad as its timeout
+            // could make it, the run's length.
+            s.latency_p99_s.unwrap_or(f64::MAX / 4.0),
+        ];
+        for (sum, v) in self.sums.iter_mut().zip(values) {
+            *sum += v;
+        }
+        self.worlds += 1;
+    }
+
+    /// Whether `self` is at least as good on every metric and better on one.
+    pub fn dominates(&self, other: &Scores) -> bool {
+        let (mut better, mut worse) = (false, false);
+        for m in Metric::ALL {
+            let (a, b) = (self.get(m), other.get(m));
+            better |= a < b;
+            worse |= a > b;
+        }
+        better && !worse
+    }
+}
+
+/// A world of the search: the scenario's with its outages scaled by
+/// `length`, run with `seed`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct World {
+    /// Outage lengths over the scenario's.
+    pub length: f64,
+    /// The seed.
+    pub seed: u64,
+}
+
+/// The worlds every setting that reaches the last round runs in.
+pub fn worlds(seed: u64) -> Vec<World> {
+    let mut out = Vec::new();
+    for s in [seed, seed.wrapping_add(1)] {
+        for length in [1.0, 0.5, 2.0] {
+            out.push(World { length, seed: s });
+        }
+    }
+    out
+}
+
+fn scaled(world: &WorldConfig, length: f64) -> WorldConfig {
+    let mut w = world.clone();
+    for o in &mut w.outages {
+        let span = (o.end.0 - o.start.0) as f64 * length;
+        o.end = SimTime(
+            (o.start.0 + span.round() as u64)
+                .min(w.duration.0)
+                .max(o.start.0 + 1),
+        );
+    }
+    // Outages of one tier that now overlap are cut at the next one's start.
+    let n = w.outages.len();
+    for i in 0..n {
+        if let Some(next) = (i + 1..n).find(|&j| w.outages[j].tier == w.outages[i].tier) {
+            let limit = w.outages[next].start;
+            if w.outages[i].end > limit {
+                w.outages[i].end = limit;
+            }
+        }
+    }
+    w
+}
+
+/// The search's outcome.
+#[derive(Clone, Debug)]
+pub struct Advice {
+    /// Every setting that reached the last round, with its scores.
+    pub finalists: Vec<(Candidate, Scores)>,
+    /// Of those, the ones no other beats on every metric.
+    pub front: Vec<usize>,
+    /// The objective's pick among the front, if one keeps every limit.
+    pub pick: Option<usize>,
+    /// Settings drawn at the start.
+    pub drawn: usize,
+    /// Runs made (each with its twin).
+    pub runs: usize,
+}
+
+/// Why a scenario cannot be advised on.
+pub fn refusal(s: &Scenario) -> Option<String> {
+    if s.sweep.is_some() {
+        return Some("a sweep: advise searches the settings itself; remove [sweep]".into());
+    }
+    if s.world.chain.is_some() {
+        return Some("a call chain: advice per tier is not built yet; advise on one server".into());
+    }
+    let first = s.strategies.first()?;
+    if first.hedging.is_some() {
+        return Some(format!(
+            "its first strategy, \"{}\", hedges: advise searches retry settings",
+            first.name
+        ));
+    }
+    if s.world.outages.is_empty() {
+        return Some(
+            "no [[outage]]: the settings would be judged on a world where nothing fails".into(),
+        );
+    }
+    None
+}
+
+/// Searches settings for `s` within `budget` runs, the first strategy's
+/// other settings kept; `done` is told of each run as it ends.
+pub fn advise(
+    s: &Scenario,
+    budget: usize,
+    seed: u64,
+    objective: &Objective,
+    done: &(dyn Fn() + Sync),
+) -> Advice {
+    let template = &s.strategies[0];
+    let worlds = worlds(s.seed);
+    // Rounds run 1, 1, 1 and then the other 3 worlds: with halving, a
+    // setting drawn costs 1 + 1/2 + 1/4 + 3/8 = 2.125 runs.
+    let schedule: [&[usize]; 4] = [&[0], &[3], &[1], &[2, 4, 5]];
+    let drawn = ((budget as f64 / 2.125).floor() as usize).max(2);
+    let mut all = grid(template.policy.timeout);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    // A seeded partial shuffle: the first `drawn` of the grid.
+    let drawn = drawn.min(all.len());
+    for i in 0..drawn {
+        let j = rng.random_range(i..all.len());
+        all.swap(i, j);
+    }
+    all.truncate(drawn);
+    let mut alive: Vec<(Candidate, Scores)> =
+        all.into_iter().map(|c| (c, Scores::default())).collect();
+    let mut runs = 0;
+    let base_world = s.world_for(0).into_owned();
+    for (round, worlds_now) in schedule.iter().enumerate() {
+        let jobs: Vec<(usize, usize)> = (0..alive.len())
+            .flat_map(|c| worlds_now.iter().map(move |&w| (c, w)))
+            .collect();
+        let results: Vec<(usize, crate::metrics::Summary)> = jobs
+            .par_iter()
+            .map(|&(c, w)| {
+                let world = scaled(&base_world, worlds[w].length);
+                let strategy = alive[c].0.strategy(template, format!("candidate-{c}"));
+                let m = model::run_measured(&world, &strategy, worlds[w].seed, &s.metrics);
+                done();
+                (c, m.summary)
+            })
+            .collect();
+        runs += results.len();
+        for (c, summary) in &results {
+            alive[*c].1.add(summary);
+        }
+        if round + 1 == schedule.len() {
+            break;
+        }
+        let keep = alive.len().div_ceil(2).max(2).min(alive.len());
+        let order = ranked(&alive, objective);
+        let mut next: Vec<(Candidate, Scores)> = order
+            .into_iter()
+            .take(keep)
+            .map(|i| alive[i].clone())
+            .collect();
+        std::mem::swap(&mut alive, &mut next);
+    }
+    let front: Vec<usize> = (0..alive.len())
+        .filter(|&i| !alive.iter().any(|(_, o)| o.dominates(&alive[i].1)))
+        .collect();
+    let pick = front
+        .iter()
+        .copied()
+        .filter(|&i| objective.feasible(&alive[i].1))
+        .min_by(|&a, &b| {
+            // The objective's metric, then the others in column order.
+            let alive = &alive;
+            let key = |i: usize| {
+                std::iter::once(objective.minimize)
+                    .chain(Metric::ALL.into_iter().filter(|&m| m != objective.minimize))
+                    .map(move |m| alive[i].1.get(m))
+            };
+            key(a)
+                .zip(key(b))
+                .map(|(x, y)| x.total_cmp(&y))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+    Advice {
+        finalists: alive,
+        front,
+        pick,
+        drawn,
+        runs,
+    }
+}
+
+/// The settings best first: by Pareto layer (non-dominated sorting), then
+/// feasible before not, then the objective's metric, then drawing order.
+fn ranked(alive: &[(Candidate, Scores)], objective: &Objective) -> Vec<usize> {
+    let n = alive.len();
+    let mut layer = vec![usize::MAX; n];
+    let mut left: Vec<usize> = (0..n).collect();
+    let mut depth = 0;
+    while !left.is_empty() {
+        let now: Vec<usize> = left
+            .iter()
+            .copied()
+            .filter(|&i| !left.iter().any(|&j| alive[j].1.dominates(&alive[i].1)))
+            .collect();
+        for &i in &now {
+            layer[i] = depth;
+        }
+        left.retain(|i| !now.contains(i));
+        depth += 1;
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        let (sa, sb) = (&alive[a].1, &alive[b].1);
+        layer[a]
+            .cmp(&layer[b])
+            .then(objective.feasible(sb).cmp(&objective.feasible(sa)))
+            .then(
+                sa.get(objective.minimize)
+                    .total_cmp(&sb.get(objective.minimize)),
+            )
+            .then(a.cmp(&b))
+    });
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objectives_parse_and_refuse_at_the_word() {
+        let o = Objective::parse("failed; peak_load_ratio <= 1.5").unwrap();
+        assert_eq!(o.minimize, Metric::Failed);
+        assert_eq!(o.limits, vec![(Metric::PeakLoad, 1.5)]);
+        assert!(
+            Objective::parse("fast")
+                .unwrap_err()
+                .contains("\"fast\" is not a metric")
+        );
+        assert!(
+            Objective::parse("failed; p99 < 2")
+                .unwrap_err()
+                .contains("is not a limit")
+        );
+    }
+
+    #[test]
+    fn the_grid_keeps_caps_at_least_the_base() {
+        let g = grid(Some(SimDuration::from_secs(1)));
+        assert!(g.iter().all(|c| c.cap >= c.base));
+        assert!(g.len() > 1000);
+    }
+
+    #[test]
+    fn scaled_outages_stay_in_the_run_and_apart() {
+        let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml")).unwrap();
+        let w = scaled(&s.world, 2.0);
+        for (a, b) in s.world.outages.iter().zip(&w.outages) {
+            assert_eq!(a.start, b.start);
+            assert!(b.end <= SimTime(w.duration.0));
+            assert!(b.end.0 - b.start.0 >= a.end.0 - a.start.0);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! `sim advise`: the search is reproducible on any thread count, its front
+//! is what no finalist beats, its pick is the objective's among the front,
+//! and bad requests are refused.
+
+use std::path::Path;
+
+use retry_storm::advise::{self, Metric, Objective};
+use retry_storm::scenario;
+
+use crate::common::sim;
+
+/// The printed advice (its timing goes to stderr).
+fn advice(threads: &str, runs: &str) -> String {
+    let out = sim()
+        .env("RAYON_NUM_THREADS", threads)
+        .args(["advise", "scenarios/outage.toml", "-q", "--runs", runs])
+        .args(["--objective", "failed; peak_load_ratio <= 1.5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_advice_is_the_same_on_one_thread_and_two() {
+    let (one, two) = (advice("1", "40"), advice("2", "40"));
+    assert_eq!(one, two);
+    assert!(one.contains("[[strategy]]\nname = \"advised\""), "{one}");
+}
+
+/// Every front member is beaten by no finalist, every finalist off the
+/// front is beaten by one, the pick keeps the limit and has the fewest
+/// failed requests of the front's settings that do (then the fewest
+/// successes lost). Checked here from the
+/// scores, apart from how the search computed them.
+#[test]
+fn the_front_and_the_pick_are_what_the_scores_say() {
+    let s = scenario::load(Path::new("scenarios/outage.toml")).unwrap();
+    let objective = Objective::parse("failed; peak_load_ratio <= 1.5").unwrap();
+    let a = advise::advise(&s, 60, 7, &objective, &|| {});
+    assert!(a.runs <= 60 + 6, "{} runs for a budget of 60", a.runs);
+    let beats = |x: usize, y: usize| {
+        let (p, q) = (&a.finalists[x].1, &a.finalists[y].1);
+        Metric::ALL.iter().all(|&m| p.get(m) <= q.get(m))
+            && Metric::ALL.iter().any(|&m| p.get(m) < q.get(m))
+    };
+    let n = a.finalists.len();
+    for i in 0..n {
+        let beaten = (0..n).any(|j| beats(j, i));
+        assert_eq!(a.front.contains(&i), !beaten, "finalist {i}");
+        assert_eq!(a.finalists[i].1.worlds, 6, "finalists ran in every world");
+    }
+    let feasible: Vec<usize> = a
+        .front
+        .iter()
+        .copied()
+        .filter(|&i| a.finalists[i].1.get(Metric::PeakLoad) <= 1.5)
+        .collect();
+    match a.pick {
+        Some(p) => {
+            assert!(feasible.contains(&p));
+            let best = feasible
+                .iter()
+                .map(|&i| a.finalists[i].1.get(Metric::Failed))
+                .fold(f64::INFINITY, f64::min);
+            assert_eq!(a.finalists[p].1.get(Metric::Failed), best);
+            // Among those as good, the fewest successes lost.
+            let lost = feasible
+                .iter()
+                .filter(|&&i| a.finalists[i].1.get(Metric::Failed) == best)
+                .map(|&i| a.finalists[i].1.get(Metric::SuccessesLost))
+                .fold(f64::INFINITY, f64::min);
+            assert_eq!(a.finalists[p].1.get(Metric::SuccessesLost), lost);
+        }
+        None => assert!(feasible.is_empty()),
+    }
+}
+
+#[test]
+fn bad_requests_are_refused() {
+    for (args, words) in [
+        (
+            vec!["advise", "scenarios/outage.toml", "--objective", "fast"],
+            "\"fast\" is not a metric",
+        ),
+        (
+            vec!["advise", "scenarios/outage-map.toml"],
+            "cannot advise on a sweep",
+        ),
+        (
+            vec!["advise", "scenarios/call-chain.toml"],
+            "cannot advise on a call chain",
+        ),
+        (
+            vec!["advise", "scenarios/outage.toml", "--runs", "3"],
+            "10 runs or more",
+        ),
+    ] {
+        let out = sim().args(&args).assert().code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(words), "{args:?}: {err}");
+    }
+}
