@@ -155,6 +155,9 @@ pub enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Also draw the finalists and the front to this PNG file.
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Read real retry configurations (a gRPC service config, Envoy or Istio
     /// YAML) into scenario strategies, each value commented with the file,

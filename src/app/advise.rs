@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::{InputError, plural, progress_bar};
 use crate::advise::{self, Metric, Objective};
@@ -17,6 +17,7 @@ pub(super) fn advise(
     budget: usize,
     seed: u64,
     quiet: bool,
+    plot: Option<&Path>,
 ) -> Result<()> {
     let objective = Objective::parse(objective).map_err(InputError)?;
     if budget < 10 {
@@ -106,6 +107,17 @@ pub(super) fn advise(
             limits.join(" and ")
         )
     };
+    if let Some(file) = plot {
+        let png = crate::plot::front::render(
+            &format!("Retry settings searched for {}", s.name),
+            &a,
+            &objective,
+        )?;
+        let tmp = file.with_extension("png.sim-tmp");
+        std::fs::write(&tmp, png).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, file).with_context(|| format!("cannot write {}", file.display()))?;
+        say!("wrote {}", file.display());
+    }
     match a.pick {
         Some(i) => {
             let n = a.front.iter().position(|&f| f == i).unwrap_or(0) + 1;

@@ -110,7 +110,8 @@ pub fn main(cli: Cli) -> Result<()> {
             runs,
             seed,
             quiet,
-        } => advise::advise(&scenario, &objective, runs, seed, quiet),
+            plot,
+        } => advise::advise(&scenario, &objective, runs, seed, quiet, plot.as_deref()),
         Command::Import {
             files,
             into,

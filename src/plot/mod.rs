@@ -4,6 +4,7 @@
 
 pub mod backlog;
 pub mod delays;
+pub mod front;
 pub mod goodput;
 pub mod load;
 pub mod recovery;

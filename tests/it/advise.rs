@@ -1,6 +1,6 @@
-//! `sim advise`: the search is reproducible on any thread count, its front
-//! is what no finalist beats, its pick is the objective's among the front,
-//! and bad requests are refused.
+//! `sim advise`: the search and its chart are reproducible on any thread
+//! count, its front is what no finalist beats, its pick is the objective's
+//! among the front, and bad requests are refused.
 
 use std::path::Path;
 
@@ -9,12 +9,15 @@ use retry_storm::scenario;
 
 use crate::common::sim;
 
-/// The printed advice (its timing goes to stderr).
-fn advice(threads: &str, runs: &str) -> String {
+/// The printed advice (its timing goes to stderr) and the drawn front.
+fn advice(threads: &str, runs: &str) -> (String, Vec<u8>) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let png = dir.path().join("front.png");
     let out = sim()
         .env("RAYON_NUM_THREADS", threads)
         .args(["advise", "scenarios/outage.toml", "-q", "--runs", runs])
-        .args(["--objective", "failed; peak_load_ratio <= 1.5"])
+        .args(["--objective", "failed; peak_load_ratio <= 1.5", "--plot"])
+        .arg(&png)
         .output()
         .unwrap();
     assert!(
@@ -22,21 +25,30 @@ fn advice(threads: &str, runs: &str) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap()
+    // The file's name differs between the two runs.
+    let text = String::from_utf8(out.stdout)
+        .unwrap()
+        .replace(&png.display().to_string(), "front.png");
+    (text, std::fs::read(&png).unwrap())
 }
 
 #[test]
 fn the_advice_is_the_same_on_one_thread_and_two() {
     let (one, two) = (advice("1", "40"), advice("2", "40"));
-    assert_eq!(one, two);
-    assert!(one.contains("[[strategy]]\nname = \"advised\""), "{one}");
+    assert_eq!(one.0, two.0);
+    assert!(one.1 == two.1, "the same PNG bytes");
+    assert!(
+        one.0.contains("[[strategy]]\nname = \"advised\""),
+        "{}",
+        one.0
+    );
 }
 
 /// Every front member is beaten by no finalist, every finalist off the
 /// front is beaten by one, the pick keeps the limit and has the fewest
 /// failed requests of the front's settings that do (then the fewest
-/// successes lost). Checked here from the
-/// scores, apart from how the search computed them.
+/// successes lost). Checked here from the scores, apart from how the
+/// search computed them.
 #[test]
 fn the_front_and_the_pick_are_what_the_scores_say() {
     let s = scenario::load(Path::new("scenarios/outage.toml")).unwrap();
