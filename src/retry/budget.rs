@@ -79,6 +79,10 @@ pub struct ConcurrencyLimit {
     pub count_backoff: bool,
 }
 
+/// The cost a concurrency budget returns for a retry it counts among those
+/// in progress.
+const COUNTED: u32 = 1;
+
 /// The cost a concurrency budget returns for a retry it allowed but has not
 /// counted yet (`count_backoff` false): [`Budget::on_retry_sent`] counts it.
 pub const UNCOUNTED: u32 = 2;
@@ -152,7 +156,7 @@ impl Budget {
     /// never counted, [`UNCOUNTED`], was not).
     fn release(&mut self, retry_cost: u32) {
         if let BudgetConfig::Concurrency(_) = self.config {
-            if retry_cost == 1 {
+            if retry_cost == COUNTED {
                 self.active_retries = self.active_retries.saturating_sub(1);
             }
         }
@@ -160,11 +164,12 @@ impl Budget {
 
     /// A retry that was charged `retry_cost` is sent: a concurrency budget
     /// that counts retries only once sent counts it now. Returns the cost
-    /// to keep for its release.
+    /// to keep for its release or refund (another budget's cost, an AWS
+    /// quota's 2 included, is kept as it is).
     pub fn on_retry_sent(&mut self, retry_cost: u32) -> u32 {
-        if retry_cost == UNCOUNTED {
+        if matches!(self.config, BudgetConfig::Concurrency(_)) && retry_cost == UNCOUNTED {
             self.active_retries += 1;
-            return 1;
+            return COUNTED;
         }
         retry_cost
     }
@@ -261,8 +266,8 @@ impl Budget {
                     return Some(UNCOUNTED);
                 }
                 self.active_retries += 1;
-                // A cost of 1 marks the attempt as holding a retry in progress.
-                Some(1)
+                // The attempt holds a retry in progress.
+                Some(COUNTED)
             }
         }
     }
@@ -303,6 +308,41 @@ mod tests {
             b.on_success(0);
         }
         assert!((b.level() - 10.0).abs() < 1e-9, "never over the maximum");
+    }
+
+    /// A retry counted only once sent (Envoy's count) is not among those
+    /// in progress while it waits, is once sent, and is released at its
+    /// answer; an AWS quota's cost that happens to be 2 is no such retry.
+    #[test]
+    fn a_retry_counted_once_sent_is_counted_then() {
+        let mut b = Budget::new(&BudgetConfig::Concurrency(ConcurrencyLimit {
+            count_backoff: false,
+            percent: 0.0,
+            min_concurrency: 1,
+        }));
+        b.on_request(at(0));
+        b.on_request(at(0));
+        let first = b.try_retry(at(1), Outcome::Status503).unwrap();
+        assert_eq!(first, UNCOUNTED);
+        // Waiting out its backoff, it does not count: a second is allowed.
+        let second = b.try_retry(at(1), Outcome::Status503).unwrap();
+        let sent = b.on_retry_sent(second);
+        assert_eq!(sent, COUNTED);
+        // One in flight fills the floor of 1.
+        assert_eq!(b.try_retry(at(2), Outcome::Status503), None);
+        b.on_failure(Outcome::Status503, sent);
+        assert!(b.try_retry(at(3), Outcome::Status503).is_some());
+        let mut quota = Budget::new(&BudgetConfig::AwsQuota {
+            capacity: 10,
+            retry_cost: 2,
+            timeout_cost: 2,
+            throttling_cost: 2,
+            success_bonus: 1,
+        });
+        let cost = quota.try_retry(at(0), Outcome::Status503).unwrap();
+        assert_eq!(quota.on_retry_sent(cost), 2, "the quota's refund stands");
+        quota.on_success(2);
+        assert_eq!(quota.level(), 10.0);
     }
 
     #[test]
