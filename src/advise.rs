@@ -122,25 +122,6 @@ pub struct Candidate {
     pub budget: Option<BudgetConfig>,
 }
 
-fn duration_text(d: SimDuration) -> String {
-    let ms = d.0 / 1_000_000;
-    if ms % 1000 == 0 {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
-}
-
-fn kind_name(k: BackoffKind) -> &'static str {
-    match k {
-        BackoffKind::Exponential => "exponential",
-        BackoffKind::FullJitter => "full-jitter",
-        BackoffKind::EqualJitter => "equal-jitter",
-        BackoffKind::DecorrelatedJitter => "decorrelated-jitter",
-        _ => "other",
-    }
-}
-
 impl Candidate {
     /// `template` with this setting's backoff, retries, timeout and budget.
     pub fn strategy(&self, template: &Strategy, name: String) -> Strategy {
@@ -169,10 +150,7 @@ impl Candidate {
                 "{{ kind = \"token-bucket\", max_tokens = {max_tokens}, token_ratio = {token_ratio} }}"
             ),
             Some(BudgetConfig::Ratio { ratio, window }) => {
-                format!(
-                    "{{ kind = \"ratio\", ratio = {ratio}, window = \"{}\" }}",
-                    duration_text(*window)
-                )
+                format!("{{ kind = \"ratio\", ratio = {ratio}, window = \"{window}\" }}")
             }
             Some(other) => format!("{other:?}"),
         }
@@ -182,14 +160,12 @@ impl Candidate {
     pub fn toml(&self, name: &str) -> String {
         format!(
             "[[strategy]]\nname = \"{name}\"\nbackoff = \"{}\"\nbase = \"{}\"\ncap = \"{}\"\nmax_retries = {}\ntimeout = {}\nbudget = {}\n",
-            kind_name(self.kind),
-            duration_text(self.base),
-            duration_text(self.cap),
+            self.kind.name(),
+            self.base,
+            self.cap,
             self.retries,
-            self.timeout.map_or("\"none\"".to_string(), |t| format!(
-                "\"{}\"",
-                duration_text(t)
-            )),
+            self.timeout
+                .map_or("\"none\"".to_string(), |t| format!("\"{t}\"")),
             self.budget_toml()
         )
     }
@@ -207,11 +183,11 @@ impl Candidate {
         };
         format!(
             "{:<19} {:>6} {:>4} {:>2} {:>7} {:<16}",
-            kind_name(self.kind),
-            duration_text(self.base),
-            duration_text(self.cap),
+            self.kind.name(),
+            self.base.to_string(),
+            self.cap.to_string(),
             self.retries,
-            self.timeout.map_or("none".into(), duration_text),
+            self.timeout.map_or("none".into(), |t| t.to_string()),
             budget
         )
     }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::{InputError, plural, progress_bar};
 use crate::advise::{self, Metric, Objective};
@@ -113,9 +113,7 @@ pub(super) fn advise(
             &a,
             &objective,
         )?;
-        let tmp = file.with_extension("png.sim-tmp");
-        std::fs::write(&tmp, png).with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, file).with_context(|| format!("cannot write {}", file.display()))?;
+        super::write_file(file, &png, "--plot")?;
         say!("wrote {}", file.display());
     }
     match a.pick {

@@ -1,12 +1,12 @@
 //! `sim delays` (the delay distribution of a backoff, a preset or a scenario's
 //! strategy, printed and drawn) and `sim presets` (every preset at a glance).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::InputError;
-use crate::output::write_atomic;
+use super::write_file;
 use crate::plot;
 use crate::retry::delays::{
     RetryDelays, delay_distribution, draw_sequences, policy_delays, summarize,
@@ -244,19 +244,6 @@ fn print_table(table: &[RetryDelays]) {
             format!("{:.1}ms", r.mean * 1000.0)
         );
     }
-}
-
-/// Writes `bytes` to `path` atomically.
-fn write_file(path: &Path, bytes: &[u8], flag: &str) -> Result<PathBuf> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file = path
-        .file_name()
-        .and_then(|f| f.to_str())
-        .ok_or_else(|| InputError(format!("{flag} {}: not a file name", path.display())))?;
-    write_atomic(dir, file, bytes)
 }
 
 /// Retries shown per preset by `sim presets`.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::InputError;
 use crate::import::{self, ImportError};
@@ -71,8 +71,8 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
     }
 }
 
-/// Writes `text` to `out` whole or not at all: a temporary file beside it,
-/// then a rename.
+/// Writes `text` to `out` whole or not at all; an existing file only with
+/// `force`.
 fn write(out: &Path, text: &str, force: bool) -> Result<()> {
     if out.exists() && !force {
         return Err(InputError(format!(
@@ -81,18 +81,7 @@ fn write(out: &Path, text: &str, force: bool) -> Result<()> {
         ))
         .into());
     }
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.sim-import-tmp",
-        out.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("scenario")
-    ));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+    super::write_file(out, text.as_bytes(), "--out")?;
     say!("wrote {}", out.display());
     Ok(())
 }

@@ -222,6 +222,20 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// Writes `bytes` to the file `path` atomically (`output::write_atomic`);
+/// `flag` names the option that gave it, for an error.
+pub(super) fn write_file(path: &Path, bytes: &[u8], flag: &str) -> Result<PathBuf> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .ok_or_else(|| InputError(format!("{flag} {}: not a file name", path.display())))?;
+    crate::output::write_atomic(dir, file, bytes)
+}
+
 /// "1 outage", "2 outages".
 pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -27,6 +27,16 @@ fn header(imports: &[Imported]) -> String {
     out
 }
 
+/// An entry's value as TOML (the importers write only valid values).
+fn value(e: &Entry) -> Result<toml_edit::Value, ImportError> {
+    e.value.parse().map_err(|err| {
+        ImportError(format!(
+            "internal: imported value {} = {} is not TOML: {err}",
+            e.key, e.value
+        ))
+    })
+}
+
 fn key_line(out: &mut String, e: &Entry) {
     let _ = writeln!(out, "{} = {}  # {}", e.key, e.value, e.from);
 }
@@ -117,12 +127,7 @@ pub fn into_scenario(
                 }
             }
             for e in &s.server {
-                let v: toml_edit::Value = e.value.parse().map_err(|err| {
-                    ImportError(format!(
-                        "internal: imported value {} = {} is not TOML: {err}",
-                        e.key, e.value
-                    ))
-                })?;
+                let v = value(e)?;
                 table.insert(&e.key, v);
             }
             table.fmt();
@@ -196,12 +201,7 @@ pub fn chain_into_scenario(
         })?;
     let set = |t: &mut toml_edit::Table, entries: &[Entry]| -> Result<(), ImportError> {
         for e in entries {
-            let v: toml_edit::Value = e.value.parse().map_err(|err| {
-                ImportError(format!(
-                    "internal: imported value {} = {} is not TOML: {err}",
-                    e.key, e.value
-                ))
-            })?;
+            let v = value(e)?;
             t.insert(&e.key, toml_edit::value(v));
             if let Some(mut k) = t.key_mut(&e.key) {
                 k.leaf_decor_mut().set_prefix(format!("# {}\n", e.from));

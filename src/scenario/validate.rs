@@ -40,6 +40,14 @@ pub const MAX_BUCKETS: u64 = 10_000_000;
 /// Largest open-loop arrival rate, requests per second of simulated time.
 pub const MAX_RATE: f64 = 1e8;
 
+/// The fleet an outage's `zone` is looked up in: what to call it in an
+/// error, the table its zones are listed in, and its zones.
+struct ZonesOf {
+    whose: String,
+    table: &'static str,
+    zones: Vec<String>,
+}
+
 impl<'a> Checker<'a> {
     /// A checker for `src`, read from `file`.
     pub fn new(file: &'a Path, src: &'a str) -> Self {
@@ -826,27 +834,29 @@ impl<'a> Checker<'a> {
         Ok(o)
     }
 
-    /// For each outage, the fleet its `zone` is looked up in: what to call
-    /// it in an error, and its zones. An outage of a service uses the
-    /// service's zones (a service that does not exist is reported by
-    /// `Checker::outage_tiers`; its zones here are none).
-    fn outage_zones(f: &ScenarioFile) -> Vec<(String, Vec<String>)> {
+    /// For each outage, the fleet its `zone` is looked up in. An outage of a
+    /// service uses the service's zones (a service that does not exist is
+    /// reported by `Checker::outage_tiers`; its zones here are none).
+    fn outage_zones(f: &ScenarioFile) -> Vec<ZonesOf> {
         let entry = f.server.name.as_deref().unwrap_or(super::chain::ENTRY);
         f.outages
             .iter()
             .map(|o| match o.service.as_deref() {
-                Some(name) if name != entry => (
-                    format!("service \"{name}\""),
-                    f.services
+                Some(name) if name != entry => ZonesOf {
+                    whose: format!("service \"{name}\""),
+                    table: "its [[service]] table",
+                    zones: f
+                        .services
                         .iter()
                         .find(|s| s.name.as_deref() == Some(name))
                         .and_then(|s| s.zones.clone())
                         .unwrap_or_default(),
-                ),
-                _ => (
-                    "the server".into(),
-                    f.server.zones.clone().unwrap_or_default(),
-                ),
+                },
+                _ => ZonesOf {
+                    whose: "the server".into(),
+                    table: "[server]",
+                    zones: f.server.zones.clone().unwrap_or_default(),
+                },
             })
             .collect()
     }
@@ -854,7 +864,7 @@ impl<'a> Checker<'a> {
     fn outages(
         &self,
         list: &[OutageFile],
-        zones: &[(String, Vec<String>)],
+        zones: &[ZonesOf],
         duration: SimDuration,
     ) -> Checked<Vec<Outage>> {
         let mut out: Vec<Outage> = Vec::with_capacity(list.len());
@@ -953,12 +963,11 @@ impl<'a> Checker<'a> {
             let targets = match (&o.replicas, o.share) {
                 (None, None) if o.zone.is_some() => {
                     let z = o.zone.as_deref().unwrap_or_default();
-                    let (whose, zones) = (&zones[i].0, &zones[i].1);
-                    let table = if o.service.is_some() && whose != "the server" {
-                        "its [[service]] table"
-                    } else {
-                        "[server]"
-                    };
+                    let ZonesOf {
+                        whose,
+                        table,
+                        zones,
+                    } = &zones[i];
                     let Some(index) = zones.iter().position(|n| n == z) else {
                         return self.err(
                             &key.join("zone"),

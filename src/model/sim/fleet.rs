@@ -189,13 +189,6 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
-    /// The tiers whose fleets have health: the server first, then the
-    /// chain's services in their order.
-    fn tiers_with_health(&mut self) -> Vec<usize> {
-        let tiers = 1 + self.chain.as_ref().map_or(0, |c| c.services());
-        (0..tiers).filter(|&k| self.health(k).is_some()).collect()
-    }
-
     /// The fleet's first timers: ejection sweeps, health checks, scaling.
     // The fleet's handlers are kept out of the run loop (cold, never
     // inlined): a plain server never calls them, and the loop stays as the
@@ -203,7 +196,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     #[cold]
     #[inline(never)]
     pub(super) fn schedule_fleet(&mut self) {
-        for tier in self.tiers_with_health() {
+        // The server first, then the chain's services in their order.
+        let tiers = 1 + self.chain.as_ref().map_or(0, |c| c.services());
+        for tier in 0..tiers {
             let Some((h, _)) = self.health(tier) else {
                 continue;
             };
