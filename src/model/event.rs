@@ -55,6 +55,8 @@ pub enum Kind {
     CallSend,
     /// The hedging delay after copy (`slot`, `attempt`) is over.
     Hedge,
+    /// The hedging delay after copy `attempt` of call `slot` is over.
+    CallHedge,
 }
 
 /// One scheduled event.

@@ -284,18 +284,10 @@ impl Checker<'_> {
         l: &Layers,
         max_retries: u32,
     ) -> Checked<Option<HedgingConfig>> {
-        if let Some((_, _, service)) = l.tier {
-            // Inherited from the strategy's table, hedging is the users'.
-            if *key != l.path("hedging") {
-                return Ok(None);
-            }
-            return self.err(
-                key,
-                format!(
-                    "hedging applies to the users' requests (the strategy's own table), \
-                     not yet to the calls to {service}"
-                ),
-            );
+        // Inherited from the strategy's table, hedging is the users': a
+        // tier's callers hedge only when the tier's own table says so.
+        if l.tier.is_some() && *key != l.path("hedging") {
+            return Ok(None);
         }
         let (n, n_key) = hedging_key(l, "max_attempts", |h| h.max_attempts)
             .unwrap_or((2, key.join("max_attempts")));

@@ -65,6 +65,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../scenarios/call-chain.toml"),
     ),
     ("hedging", include_str!("../../scenarios/hedging.toml")),
+    (
+        "hedged-calls",
+        include_str!("../../scenarios/hedged-calls.toml"),
+    ),
     ("mm1", include_str!("../../scenarios/mm1.toml")),
 ];
 

@@ -225,8 +225,8 @@ fn breaker_and_throttle_let_through_what_their_bounds_say() {
 
 /// In a call chain the tiers' attempts multiply: the users try 3 times,
 /// the frontend's calls to the backend twice, the backend's to the
-/// database 4 times: 3, 6 and 24 attempts per user request when the
-/// database fails everything. The run's database fails every attempt from
+/// database 4 times (retried, or hedged with 4 copies): 3, 6 and 24
+/// attempts per user request when the database fails everything. The run's database fails every attempt from
 /// 1 s on (its first second is 1/61 of the requests): its attempts per
 /// request are within 2% below 24.
 #[test]
@@ -276,6 +276,14 @@ max_retries = 2
 max_retries = 1
 [strategy.tiers.db]
 max_retries = 3
+[[strategy]]
+name = "hedged-db"
+max_retries = 2
+[strategy.tiers.back]
+max_retries = 1
+[strategy.tiers.db]
+max_retries = 0
+hedging = { max_attempts = 4, delay = "1s" }
 "#;
     let (printed, out) = both(dir.path(), "chain", text);
     assert_eq!(bound_of(&printed, "layers", "front"), 3.0);
@@ -285,15 +293,23 @@ max_retries = 3
     let rows = csv(&out.join("tiers.csv"));
     let h = &rows[0];
     let col = |n: &str| h.iter().position(|c| c == n).unwrap();
-    let users = summary(&out, "layers", "logical_requests");
-    let db: f64 = rows[1..].iter().find(|r| r[col("tier")] == "2").unwrap()[col("attempts")]
+    // Hedged copies multiply as retries do: a 503 is non-fatal, so each
+    // sends the next copy at once, and every call sends its 4.
+    assert_eq!(bound_of(&printed, "hedged-db", "db"), 24.0);
+    for strategy in ["layers", "hedged-db"] {
+        let users = summary(&out, strategy, "logical_requests");
+        let db: f64 = rows[1..]
+            .iter()
+            .find(|r| r[col("strategy")] == strategy && r[col("tier")] == "2")
+            .unwrap()[col("attempts")]
         .parse()
         .unwrap();
-    let per_request = db / users;
-    assert!(
-        per_request <= 24.0 && per_request > 24.0 * 0.98 * 60.0 / 61.0,
-        "{per_request}"
-    );
+        let per_request = db / users;
+        assert!(
+            per_request <= 24.0 && per_request > 24.0 * 0.98 * 60.0 / 61.0,
+            "{strategy}: {per_request}"
+        );
+    }
 }
 
 /// Envoy's retry budget, counted as Envoy counts it (envoyproxy/envoy#30205:

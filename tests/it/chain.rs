@@ -315,8 +315,8 @@ fn bad_chains_name_their_keys() {
                 "name = \"a\"",
                 "name = \"a\"\n[strategy.tiers.db]\nhedging = { delay = \"5ms\" }",
             ),
-            "strategy[0].tiers.db.hedging",
-            "not yet to the calls to db",
+            "strategy[0].tiers.db.max_retries",
+            "hedges or retries, not both",
         ),
         (
             chain_world(

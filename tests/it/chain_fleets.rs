@@ -227,7 +227,8 @@ fn a_service_outage_names_a_zone_of_that_service() {
 }
 
 /// Every fleet feature at once on the backend and the database, with
-/// outages on a zone and on a replica list: each call into a tier is
+/// outages on a zone and on a replica list, and one strategy hedging its
+/// calls to the database: each call into a tier is
 /// answered OK, failed for good or still under way at the end, and the
 /// output is the same bytes on one thread and on two.
 #[test]
@@ -236,7 +237,8 @@ fn a_chain_of_fleets_conserves_calls_on_any_thread_count() {
     let outages = "[[outage]]\nkind = \"503\"\nservice = \"db\"\nzone = \"b\"\nstart = \"6s\"\nend = \"20s\"\n\
                    [[outage]]\nkind = \"blackhole\"\nservice = \"back\"\nreplicas = [1]\nstart = \"8s\"\nend = \"30s\"";
     let strategies = "[[strategy]]\nname = \"a\"\nmax_retries = 2\n[strategy.tiers.db]\ntimeout = \"200ms\"\n\
-                      [[strategy]]\nname = \"b\"\nmax_retries = 1\n[strategy.tiers.back]\ntimeout = \"300ms\"";
+                      [[strategy]]\nname = \"b\"\nmax_retries = 1\n[strategy.tiers.back]\ntimeout = \"300ms\"\n\
+                      [strategy.tiers.db]\nmax_retries = 0\nhedging = { max_attempts = 3, delay = \"20ms\" }";
     let text = with_db(
         outages,
         strategies,

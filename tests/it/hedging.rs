@@ -348,3 +348,133 @@ retry_on = ["timeout"]
         }
     }
 }
+
+/// A two-tier chain for hedged calls: the front (roomy, 10 us of its own
+/// work) calls the database of `roomy_world` (1000 workers, the same
+/// log-normal service, nothing ever queues), 100 us each way; the users
+/// never retry, and the front's calls to the database follow `db`.
+fn roomy_chain(db: &str) -> String {
+    format!(
+        r#"
+name = "roomy-chain"
+seed = 13
+duration = "60s"
+[clients]
+model = "open"
+rate = 2000.0
+[network]
+latency = {{ dist = "constant", value = "100us" }}
+[server]
+name = "front"
+workers = 1000
+queue = 10
+service = {{ dist = "constant", value = "10us" }}
+calls = ["db"]
+[[service]]
+name = "db"
+workers = 1000
+queue = 10
+service = {{ dist = "lognormal", mean = "1.63ms", sigma = 0.99 }}
+[metrics]
+baseline = "5s"
+[retry]
+max_retries = 0
+timeout = "10s"
+{db}
+"#
+    )
+}
+
+/// A service's callers that hedge (`hedging` in a tier's table) send
+/// copies of each call as the users' hedged requests do: with a database
+/// where copies do not slow each other, a call's latency at its caller is
+/// the minimum of its copies' answers (the same closed form as for the
+/// users), and the copies per call their expected count. Tolerances as in
+/// `hedged_latency_is_the_minimum_of_the_copies`, on the median and the
+/// 99th percentile the tier's figures report.
+#[test]
+fn hedged_calls_take_the_minimum_of_their_copies() {
+    let s = parse(&roomy_chain(
+        r#"
+[[strategy]]
+name = "two-at-5ms"
+[strategy.tiers.db]
+hedging = { max_attempts = 2, delay = "5ms" }
+[[strategy]]
+name = "three-at-2ms"
+[strategy.tiers.db]
+hedging = { max_attempts = 3, delay = "2ms" }
+[[strategy]]
+name = "one"
+"#,
+    ));
+    let service = Dist::lognormal(SimDuration(1_630_000), 0.99).unwrap();
+    let copy = |u: f64| service.survival(u - 200_000.0);
+    for (i, (copies, delay_ms)) in [(2u8, 5.0), (3, 2.0), (1, 5.0)].into_iter().enumerate() {
+        let r = run(&s, i);
+        let who = &s.strategies[i].name;
+        let db = &r.tiers.as_ref().expect("a chain's run has tiers")[1];
+        let delay = delay_ms * 1e6;
+        let n = db.totals.ok as f64;
+        assert!(n > 100_000.0, "{who}: {n} calls answered");
+        assert_eq!(db.totals.calls_failed, 0, "{who}");
+        let cdf = |t: f64| 1.0 - survival(copies, delay, copy, t);
+        for (q, x) in [(0.5, db.latency_p50), (0.99, db.latency_p99)] {
+            let x = x.unwrap().as_nanos_f64();
+            let se = (q * (1.0 - q) / n).sqrt();
+            let (lo, hi) = (cdf(x * 0.996) - 4.0 * se, cdf(x * 1.004) + 4.0 * se);
+            assert!(
+                (lo..=hi).contains(&q),
+                "{who}: the calls' {q}-quantile {x} ns has closed-form CDF in [{lo}, {hi}]"
+            );
+        }
+        let calls = db.totals.calls as f64;
+        let per_call = db.totals.attempts as f64 / calls;
+        let want = expected_copies(copies, delay, copy);
+        let se = (f64::from(copies) - 1.0) / 2.0 / calls.sqrt();
+        assert!(
+            (per_call - want).abs() <= 4.0 * se + 1e-9,
+            "{who}: {per_call} copies per call, closed form {want}"
+        );
+        assert_eq!(
+            db.totals.retries,
+            db.totals.attempts - db.totals.calls,
+            "{who}"
+        );
+    }
+}
+
+/// Hedged calls into a busy database: when the cancellation of the losing
+/// copies reaches it, a copy still queued there is dropped unserved, so the
+/// database works less, and wastes less, than when every copy is served.
+#[test]
+fn a_cancelled_call_copy_is_dropped_from_the_callees_queue() {
+    let busy = roomy_chain(
+        r#"
+[[strategy]]
+name = "cancel"
+[strategy.tiers.db]
+hedging = { max_attempts = 2, delay = "2ms" }
+[[strategy]]
+name = "keep"
+[strategy.tiers.db]
+hedging = { max_attempts = 2, delay = "2ms", cancel = false }
+"#,
+    )
+    .replace(
+        "workers = 1000\nqueue = 10\nservice = { dist = \"lognormal\"",
+        "workers = 5\nqueue = 1000\nservice = { dist = \"lognormal\"",
+    )
+    .replace("duration = \"60s\"", "duration = \"10s\"");
+    let s = parse(&busy);
+    let db = |i: usize| run(&s, i).tiers.unwrap()[1].totals;
+    let (cancel, keep) = (db(0), db(1));
+    assert!(
+        cancel.work_ns < keep.work_ns && cancel.wasted_ns < keep.wasted_ns,
+        "database's work {} ns ({} wasted) with cancellation, {} ({}) without",
+        cancel.work_ns,
+        cancel.wasted_ns,
+        keep.work_ns,
+        keep.wasted_ns
+    );
+}

@@ -202,6 +202,11 @@ fn hedging_scenario() {
 }
 
 #[test]
+fn hedged_calls_scenario() {
+    check("scenarios/hedged-calls.toml");
+}
+
+#[test]
 fn budgets_breaker_and_throttle_scenario() {
     check("scenarios/budgets.toml");
 }

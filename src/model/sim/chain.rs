@@ -11,6 +11,9 @@
 //! caller tier has for that tier; it keeps going when its caller is gone
 //! (nobody cancels it) unless it carries the caller's deadline.
 
+mod hedge;
+
+use super::hedge::CopyBook;
 use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::model::Observer;
@@ -21,7 +24,7 @@ use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::{Admission, Finished, Job, Rejection, Server};
 use crate::retry::breaker::Verdict;
 use crate::retry::budget::UNCOUNTED;
-use crate::retry::{Breaker, Budget, Decision, Outcome, Throttle};
+use crate::retry::{Breaker, Budget, Decision, HedgingConfig, Outcome, Throttle};
 use rand::RngExt;
 
 /// Each tier's figures over a run.
@@ -38,7 +41,8 @@ pub struct TierTotals {
     /// Of those, calls whose attempt their callers' breaker or throttle
     /// refused before it went out (tier 0: the users').
     pub rejected_locally: u64,
-    /// Attempts the tier answered OK.
+    /// Attempts the tier answered OK (when its callers hedge, calls its
+    /// OK ended: of a call's copies, only the winner's answer counts).
     pub ok: u64,
     /// Workers' time on the tier's own part of attempts, ns.
     pub work_ns: u64,
@@ -100,6 +104,8 @@ pub(crate) struct ChainRun {
     callers: Vec<Option<Callers>>,
     /// Whether each tier receives its callers' deadlines.
     knows_deadline: Vec<bool>,
+    /// The copies out of each hedged call, by call slot.
+    book: CopyBook,
     /// Each tier's figures.
     pub(super) totals: Vec<TierTotals>,
     /// Attempts sent to each tier below 0 in each bucket of `width`.
@@ -155,6 +161,7 @@ impl ChainRun {
                 .collect(),
             slots: Slots::new(0),
             links: Vec::new(),
+            book: CopyBook::default(),
             knows_deadline: (0..n)
                 .map(|k| k > 0 && policies.get(k - 1).is_some_and(|p| p.propagate_deadline))
                 .collect(),
@@ -173,6 +180,21 @@ impl ChainRun {
             series: vec![vec![0; buckets]; n],
             latency: (0..n).map(|_| crate::metrics::Histogram::new()).collect(),
             width: bucket.0.max(1),
+        }
+    }
+
+    /// The hedging of the calls to `tier`, if its callers hedge.
+    fn hedging(&self, tier: usize) -> Option<HedgingConfig> {
+        self.callers.get(tier)?.as_ref()?.policy.strategy.hedging
+    }
+
+    /// Whether the attempt `job` at `tier` is still of use: false for a
+    /// hedged call's copy its caller no longer waits for, when the
+    /// cancellation reaches the callee.
+    fn copy_wanted(&self, tier: usize, job: &Job) -> bool {
+        match self.hedging(tier) {
+            Some(h) if h.cancel => self.book.wanted(&self.slots, job),
+            _ => true,
         }
     }
 
@@ -228,12 +250,28 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some((job, false)) = server.holding(worker, epoch) else {
             return false;
         };
+        let cancelled = match (tier, &self.hedges) {
+            (0, Some(h)) => h.cfg.cancel && !h.wanted(&self.slots, &job),
+            (0, None) => false,
+            _ => !self.chain().copy_wanted(tier, &job),
+        };
         let c = self.chain();
         if c.knows_deadline[tier] && job.deadline <= now {
             // Its caller has given up and the handler knows it: no calls.
             return false;
         }
         let i = replica * c.workers[tier] + worker as usize;
+        if cancelled {
+            // A hedged copy whose caller has its answer from another copy,
+            // and the handler knows it: it makes no calls and ends here.
+            c.holds[tier][i] = Hold {
+                epoch,
+                local_done: now,
+                ..Hold::default()
+            };
+            self.release_held(tier, replica, worker, epoch, true);
+            return true;
+        }
         let mode = c.calls[tier].mode.unwrap_or(CallMode::Sequence);
         let count = c.calls[tier].to.len() as u32;
         // The launch itself counts as pending until every first call is
@@ -340,38 +378,50 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         c.slots.get(slot).begin(now, deadline_at, false);
         c.totals[callee].calls += 1;
-        self.send_call_attempt(slot);
+        if c.hedging(callee).is_some() {
+            self.hedged_call_start(slot);
+        } else {
+            self.send_call_attempt(slot);
+        }
         true
     }
 
-    /// Sends the next attempt of call `slot`, unless its callers' throttle
-    /// or breaker refuses it, which fails the call at once.
-    fn send_call_attempt(&mut self, slot: u32) {
+    /// Whether `tier`'s callers' throttle and breaker let an attempt go:
+    /// None if refused, else whether it is the breaker's probe. As for the
+    /// users' attempts: the throttle's probability from the counts so far,
+    /// then the breaker.
+    fn call_verdict(&mut self, tier: usize) -> Option<bool> {
         let now = self.now;
         let c = self
             .chain
             .as_mut()
             .expect("a chain's handler runs with a chain");
-        let tier = usize::from(c.links[slot as usize].tier);
-        let Some(callers) = c.callers[tier].as_mut() else {
-            return;
-        };
-        // As for the users' attempts: the throttle's probability from the
-        // counts so far, then the breaker.
+        let callers = c.callers[tier].as_mut()?;
         let mut refused = false;
         if let Some(t) = &mut callers.throttle {
             let p = t.reject_probability(now);
             t.on_request(now);
             refused = p > 0.0 && self.rng.jitter.random::<f64>() < p;
         }
-        let probe = match (refused, callers.breaker.as_mut().map(|b| b.check(now))) {
+        match (refused, callers.breaker.as_mut().map(|b| b.check(now))) {
             (true, _) | (_, Some(Verdict::Reject)) => None,
             (_, Some(Verdict::Probe)) => Some(true),
             (_, Some(Verdict::Allow) | None) => Some(false),
-        };
-        let Some(probe) = probe else {
+        }
+    }
+
+    /// Sends the next attempt of call `slot`, unless its callers' throttle
+    /// or breaker refuses it, which fails the call at once.
+    fn send_call_attempt(&mut self, slot: u32) {
+        let now = self.now;
+        let tier = usize::from(self.chain().links[slot as usize].tier);
+        if self.chain().callers[tier].is_none() {
+            return;
+        }
+        let Some(probe) = self.call_verdict(tier) else {
+            let c = self.chain();
             let charged = c.slots.get(slot).charged;
-            if let Some(b) = &mut callers.budget {
+            if let Some(b) = c.callers[tier].as_mut().and_then(|k| k.budget.as_mut()) {
                 b.on_retry_abandoned(charged);
             }
             c.totals[tier].calls_failed += 1;
@@ -379,21 +429,33 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.end_call(slot, false);
             return;
         };
-        let timeout_at = callers.policy.strategy.policy.timeout.map(|t| now + t);
+        let c = self.chain();
+        let timeout = c.callers[tier]
+            .as_ref()
+            .and_then(|k| k.policy.strategy.policy.timeout);
         let r = c.slots.get(slot);
         r.probe = probe;
-        let previous = usize::from(r.replica);
-        let (attempt, deadline) = r.next_attempt(timeout_at);
+        let (attempt, deadline) = r.next_attempt(timeout.map(|t| now + t));
         let retries = r.retries;
+        if deadline < SimTime::NEVER {
+            self.queue
+                .push(deadline, Event::new(Kind::CallTimeout, slot, attempt));
+        }
+        self.dispatch_call(slot, tier, attempt, retries);
+    }
+
+    /// Attempt `attempt` of call `slot` to `tier`, its `retries`-th retry
+    /// (or hedge), is counted and goes to the replica the callers' balancer
+    /// picks, which it returns.
+    fn dispatch_call(&mut self, slot: u32, tier: usize, attempt: u32, retries: u32) -> u16 {
+        let now = self.now;
+        let c = self.chain();
+        let previous = usize::from(c.slots.get(slot).replica);
         c.totals[tier].attempts += 1;
         c.totals[tier].retries += u64::from(retries > 0);
         let b = (now.0 / c.width) as usize;
         if let Some(count) = c.series[tier].get_mut(b) {
             *count += 1;
-        }
-        if deadline < SimTime::NEVER {
-            self.queue
-                .push(deadline, Event::new(Kind::CallTimeout, slot, attempt));
         }
         let replica = match tier_server(&mut self.server, &mut self.chain, tier) {
             Some(ServerState::Fleet(f)) => {
@@ -413,12 +475,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             ..Event::new(Kind::TierAtServer, slot, attempt)
         };
         self.queue.push(now + hop, ev);
+        replica
     }
 
     /// Call `slot`'s attempt is still awaited: its deadline.
     fn live_call(&mut self, slot: u32, attempt: u32) -> Option<SimTime> {
-        let r = self.chain().slots.get(slot);
-        (r.phase == Phase::Waiting && r.attempt == attempt).then_some(r.attempt_deadline)
+        let c = self.chain();
+        let r = c.slots.peek(slot);
+        // An earlier copy of a hedged call may still be out.
+        let out = r.attempt == attempt || c.book.is_out(slot, r.attempt, attempt);
+        (r.phase == Phase::Waiting && out).then_some(r.attempt_deadline)
     }
 
     /// An attempt of a call reaches its tier.
@@ -659,13 +725,28 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         calls_ok: Option<bool>,
     ) {
         let now = self.now;
-        let Some(server) =
-            tier_server(&mut self.server, &mut self.chain, tier).and_then(|s| s.replica(r))
-        else {
+        let c = self
+            .chain
+            .as_mut()
+            .expect("a chain's handler runs with a chain");
+        let (slots, book) = (&c.slots, &c.book);
+        let cancel = c.callers[tier]
+            .as_ref()
+            .and_then(|k| k.policy.strategy.hedging)
+            .is_some_and(|h| h.cancel);
+        let Some(server) = c.servers.get_mut(tier - 1).and_then(|s| s.replica(r)) else {
             return;
         };
-        let completed =
-            server.complete(worker, epoch, now, &mut self.rng.service, &mut self.dropped);
+        // A queued copy of a hedged call whose caller has its answer is
+        // dropped unserved when the cancellation reaches the callee.
+        let completed = server.complete_if(
+            worker,
+            epoch,
+            now,
+            &mut self.rng.service,
+            &mut self.dropped,
+            |job| !cancel || book.wanted(slots, job),
+        );
         // Queued work dropped unanswered because its caller had gone.
         self.dropped.clear();
         self.tier_gauges(tier, r);
@@ -688,13 +769,26 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 (if ok { Outcome::Ok } else { Outcome::Status503 }, local)
             }
         };
-        let delivered = self.respond_call(done.job, outcome, None);
+        // The answer of a hedged call's copy whose caller has its answer
+        // already is of no use; it is not sent if the caller cancelled it.
+        let wanted = {
+            let c = self.chain();
+            c.hedging(tier).is_none() || c.book.wanted(&c.slots, &done.job)
+        };
+        let cancelled = !wanted && self.chain().hedging(tier).is_some_and(|h| h.cancel);
+        let delivered = !cancelled && self.respond_call(done.job, outcome, None) && wanted;
         let t = &mut self.chain().totals[tier];
         t.work_ns += local.0;
         if !delivered {
             t.wasted_ns += local.0;
-        } else if outcome == Outcome::Ok {
-            t.ok += 1;
+        } else if outcome == Outcome::Ok
+            && wanted
+            && !cancelled
+            && self.chain().hedging(tier).is_none()
+        {
+            // (A hedged call's OK is counted when it ends the call: two
+            // copies may both answer OK.)
+            self.chain().totals[tier].ok += 1;
         }
     }
 
@@ -704,8 +798,17 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(server) = self.server.replica(r) else {
             return;
         };
-        let completed =
-            server.complete(worker, epoch, now, &mut self.rng.service, &mut self.dropped);
+        // The users' queued copies they no longer wait for are dropped
+        // unserved when the cancellation reaches the server.
+        let (slots, hedges) = (&self.slots, self.hedges.as_deref());
+        let completed = server.complete_if(
+            worker,
+            epoch,
+            now,
+            &mut self.rng.service,
+            &mut self.dropped,
+            |job| hedges.is_none_or(|h| !h.cfg.cancel || h.wanted(slots, job)),
+        );
         if !self.dropped.is_empty() {
             self.depart_dropped(r);
         }
@@ -719,7 +822,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let hold = c.holds[0][r * c.workers[0] + worker as usize];
         let local = SimDuration(done.service.0.saturating_sub((now - hold.local_done).0));
         let outcome = if ok { Outcome::Ok } else { Outcome::Status503 };
-        let delivered = self.respond(done.job, outcome, None);
+        let delivered = if self.hedges.is_some() {
+            self.answer_copy(done.job, outcome)
+        } else {
+            self.respond(done.job, outcome, None)
+        };
         let t = &mut self.chain().totals[0];
         t.work_ns += local.0;
         if !delivered {
@@ -763,6 +870,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let c = self.chain();
         let tier = usize::from(c.links[slot as usize].tier);
         let r = usize::from(c.slots.get(slot).replica);
+        self.replica_attempt_over(tier, r, outcome);
+    }
+
+    /// An attempt to `tier`'s replica `r` is over at its caller with
+    /// `outcome`.
+    fn replica_attempt_over(&mut self, tier: usize, r: usize, outcome: Outcome) {
         if let Some(ServerState::Fleet(f)) = tier_server(&mut self.server, &mut self.chain, tier) {
             f.balance.done(r);
             if f.health.is_some() {
@@ -797,6 +910,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     #[cold]
     #[inline(never)]
     pub(super) fn on_call_response(&mut self, ev: Event) {
+        if self.call_hedged(ev.slot) {
+            self.on_hedged_call_response(ev);
+            return;
+        }
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
         }
@@ -824,6 +941,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     #[cold]
     #[inline(never)]
     pub(super) fn on_call_timeout(&mut self, ev: Event) {
+        if self.call_hedged(ev.slot) {
+            self.on_hedged_call_timeout(ev);
+            return;
+        }
         if self.live_call(ev.slot, ev.attempt).is_none() {
             return;
         }

@@ -25,16 +25,16 @@ const RING: usize = 8;
 /// The hedging policy of a run and the copies of each slot's request.
 pub(crate) struct Hedges {
     pub(super) cfg: HedgingConfig,
-    copies: Vec<Copies>,
+    pub(super) book: CopyBook,
 }
 
 /// The copies of one slot's request.
 #[derive(Clone, Copy, Default)]
-struct Copies {
+pub(super) struct Copies {
     /// Bit `i`: copy `attempt - i` is still out (answered neither way).
-    live: u8,
+    pub(super) live: u8,
     /// Copies sent so far.
-    sent: u8,
+    pub(super) sent: u8,
     /// Each copy's replica and what the budget charged for it, by its
     /// attempt number modulo [`RING`].
     replica: [u16; RING],
@@ -47,17 +47,44 @@ impl Copies {
         let i = latest.wrapping_sub(attempt);
         (i < RING as u32 && self.live & (1 << i) != 0).then_some(1 << i)
     }
-}
 
-impl Hedges {
-    pub(super) fn new(cfg: HedgingConfig) -> Self {
-        Hedges {
-            cfg,
-            copies: Vec::new(),
-        }
+    /// Copy `attempt`, the newest, went out to `replica`, the budget
+    /// charging `charged` for it.
+    pub(super) fn sent(&mut self, attempt: u32, replica: u16, charged: u32) {
+        self.live = self.live << 1 | 1;
+        self.sent += 1;
+        self.replica[attempt as usize % RING] = replica;
+        self.charged[attempt as usize % RING] = charged;
     }
 
-    fn get(&mut self, slot: u32) -> &mut Copies {
+    /// Copy `attempt` is over (the newest being `latest`): its replica and
+    /// charge, or None if it was not out.
+    pub(super) fn over(&mut self, latest: u32, attempt: u32) -> Option<(u16, u32)> {
+        let bit = self.bit(latest, attempt)?;
+        self.live &= !bit;
+        let i = attempt as usize % RING;
+        Some((self.replica[i], self.charged[i]))
+    }
+
+    /// The copies out, oldest first, the newest being `latest` (a
+    /// snapshot that borrows nothing).
+    pub(super) fn out(&self, latest: u32) -> impl Iterator<Item = u32> + use<> {
+        let live = self.live;
+        (0..RING as u32)
+            .rev()
+            .filter(move |i| live & (1 << i) != 0)
+            .map(move |i| latest.wrapping_sub(i))
+    }
+}
+
+/// The copies of each slot's request (users' requests, or a chain's calls).
+#[derive(Default)]
+pub(super) struct CopyBook {
+    copies: Vec<Copies>,
+}
+
+impl CopyBook {
+    pub(super) fn get(&mut self, slot: u32) -> &mut Copies {
         let i = slot as usize;
         if self.copies.len() <= i {
             self.copies.resize(i + 1, Copies::default());
@@ -73,11 +100,35 @@ impl Hedges {
             .is_some_and(|c| c.bit(latest, attempt).is_some())
     }
 
-    /// Whether `job`'s client still waits for it: a queued copy that is not
-    /// is dropped unserved when its cancellation reaches the server.
+    /// Whether `job`'s caller still waits for it, its slots being `slots`.
     pub(super) fn wanted(&self, slots: &Slots, job: &Job) -> bool {
         let r = slots.peek(job.slot);
         r.phase == Phase::Waiting && self.is_out(job.slot, r.attempt, job.attempt)
+    }
+}
+
+impl Hedges {
+    pub(super) fn new(cfg: HedgingConfig) -> Self {
+        Hedges {
+            cfg,
+            book: CopyBook::default(),
+        }
+    }
+
+    fn get(&mut self, slot: u32) -> &mut Copies {
+        self.book.get(slot)
+    }
+
+    /// Whether the copy (`slot`, `attempt`) is still out, its newest copy
+    /// being `latest`.
+    pub(super) fn is_out(&self, slot: u32, latest: u32, attempt: u32) -> bool {
+        self.book.is_out(slot, latest, attempt)
+    }
+
+    /// Whether `job`'s client still waits for it: a queued copy that is not
+    /// is dropped unserved when its cancellation reaches the server.
+    pub(super) fn wanted(&self, slots: &Slots, job: &Job) -> bool {
+        self.book.wanted(slots, job)
     }
 }
 
@@ -149,10 +200,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         let (max, delay) = (h.cfg.max_attempts, h.cfg.delay);
         let c = h.get(slot);
-        c.live = c.live << 1 | 1;
-        c.sent += 1;
-        c.replica[attempt as usize % RING] = replica;
-        c.charged[attempt as usize % RING] = charged;
+        c.sent(attempt, replica, charged);
         if c.sent < max && now + delay < limit {
             self.queue
                 .push(now + delay, Event::new(Kind::Hedge, slot, attempt));
@@ -179,14 +227,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// learn it. Returns the budget's charge for it, or None if it was not out.
     fn copy_over(&mut self, slot: u32, attempt: u32, outcome: Option<Outcome>) -> Option<u32> {
         let latest = self.slots.get(slot).attempt;
-        let h = self.hedges.as_mut()?;
-        let c = h.get(slot);
-        let bit = c.bit(latest, attempt)?;
-        c.live &= !bit;
-        let (replica, charged) = (
-            c.replica[attempt as usize % RING],
-            c.charged[attempt as usize % RING],
-        );
+        let (replica, charged) = self.hedges.as_mut()?.get(slot).over(latest, attempt)?;
         if let ServerState::Fleet(fleet) = &mut self.server {
             let r = usize::from(replica);
             if fleet.balance.chooses() {
@@ -204,11 +245,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// and allocates nothing).
     fn copies_out(&mut self, slot: u32) -> impl Iterator<Item = u32> + use<O, WHEEL> {
         let latest = self.slots.get(slot).attempt;
-        let live = self.hedges.as_mut().map_or(0, |h| h.get(slot).live);
-        (0..RING as u32)
-            .rev()
-            .filter(move |i| live & (1 << i) != 0)
-            .map(move |i| latest.wrapping_sub(i))
+        let copies = self
+            .hedges
+            .as_mut()
+            .map(|h| *h.get(slot))
+            .unwrap_or_default();
+        copies.out(latest)
     }
 
     /// The request has its answer (or has failed): the copies still out are

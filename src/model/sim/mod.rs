@@ -367,6 +367,10 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 t[0].calls = totals.started;
                 t[0].calls_failed = totals.failed();
                 t[0].rejected_locally = totals.failed_local;
+                if self.hedges.is_some() {
+                    // Of the users' copies, only the winner's answer counts.
+                    t[0].ok = totals.succeeded;
+                }
                 let mut series = series;
                 series[0] = buckets.iter().map(|b| b.attempts as u32).collect();
                 t.into_iter()
@@ -541,6 +545,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Kind::CallTimeout => self.on_call_timeout(ev),
             Kind::CallSend => self.on_call_send(ev),
             Kind::Hedge => self.on_hedge_timer(ev),
+            Kind::CallHedge => self.on_call_hedge_timer(ev),
             Kind::Begin
             | Kind::Arrival
             | Kind::Send
