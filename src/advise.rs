@@ -120,13 +120,25 @@ pub struct Candidate {
     pub timeout: Option<SimDuration>,
     /// Retry budget.
     pub budget: Option<BudgetConfig>,
+    /// In a call chain, the setting of the calls to each service (in the
+    /// order of `[[service]]`), each drawn on its own; empty otherwise.
+    pub calls: Vec<Candidate>,
 }
 
 impl Candidate {
-    /// `template` with this setting's backoff, retries, timeout and budget.
+    /// `template` with this setting's backoff, retries, timeout and budget
+    /// (and its calls' at each tier).
     pub fn strategy(&self, template: &Strategy, name: String) -> Strategy {
         let mut s = template.clone();
         s.name = name;
+        self.apply(&mut s);
+        for (tier, calls) in s.tiers.iter_mut().zip(&self.calls) {
+            calls.apply(&mut tier.strategy);
+        }
+        s
+    }
+
+    fn apply(&self, s: &mut Strategy) {
         s.backoff = Backoff {
             kind: self.kind,
             base: self.base,
@@ -136,7 +148,6 @@ impl Candidate {
         s.policy.max_retries = self.retries;
         s.policy.timeout = self.timeout;
         s.budget = self.budget.clone();
-        s
     }
 
     /// The budget in the scenario's words.
@@ -156,10 +167,19 @@ impl Candidate {
         }
     }
 
-    /// The setting as a `[[strategy]]` table.
-    pub fn toml(&self, name: &str) -> String {
+    /// The setting as a `[[strategy]]` table, with a `[strategy.tiers.NAME]`
+    /// table for the calls to each of `services`.
+    pub fn toml(&self, name: &str, services: &[&str]) -> String {
+        let mut out = format!("[[strategy]]\nname = \"{name}\"\n{}", self.keys());
+        for (service, calls) in services.iter().zip(&self.calls) {
+            out.push_str(&format!("[strategy.tiers.{service}]\n{}", calls.keys()));
+        }
+        out
+    }
+
+    fn keys(&self) -> String {
         format!(
-            "[[strategy]]\nname = \"{name}\"\nbackoff = \"{}\"\nbase = \"{}\"\ncap = \"{}\"\nmax_retries = {}\ntimeout = {}\nbudget = {}\n",
+            "backoff = \"{}\"\nbase = \"{}\"\ncap = \"{}\"\nmax_retries = {}\ntimeout = {}\nbudget = {}\n",
             self.kind.name(),
             self.base,
             self.cap,
@@ -249,6 +269,7 @@ fn grid(timeout: Option<SimDuration>) -> Vec<Candidate> {
                                 retries: r,
                                 timeout: t,
                                 budget: b.clone(),
+                                calls: Vec::new(),
                             });
                         }
                     }
@@ -365,13 +386,21 @@ pub fn refusal(s: &Scenario) -> Option<String> {
     if s.sweep.is_some() {
         return Some("a sweep: advise searches the settings itself; remove [sweep]".into());
     }
-    if s.world.chain.is_some() {
-        return Some("a call chain: advice per tier is not built yet; advise on one server".into());
-    }
     let first = s.strategies.first()?;
     if first.hedging.is_some() {
         return Some(format!(
             "its first strategy, \"{}\", hedges: advise searches retry settings",
+            first.name
+        ));
+    }
+    if let Some(t) = first
+        .tiers
+        .iter()
+        .position(|t| t.strategy.hedging.is_some())
+    {
+        let name = s.world.chain.as_ref().map_or("?", |c| c.name(t + 1));
+        return Some(format!(
+            "its first strategy, \"{}\", hedges its calls to {name}: advise searches retry settings",
             first.name
         ));
     }
@@ -407,6 +436,19 @@ pub fn advise(
         all.swap(i, j);
     }
     all.truncate(drawn);
+    // In a call chain each setting also draws, on its own, the setting of the
+    // calls to each service, from the grid around that tier's timeout.
+    let tier_grids: Vec<Vec<Candidate>> = template
+        .tiers
+        .iter()
+        .map(|t| grid(t.strategy.policy.timeout))
+        .collect();
+    for c in &mut all {
+        c.calls = tier_grids
+            .iter()
+            .map(|g| g[rng.random_range(0..g.len())].clone())
+            .collect();
+    }
     let mut alive: Vec<(Candidate, Scores)> =
         all.into_iter().map(|c| (c, Scores::default())).collect();
     let mut runs = 0;

@@ -136,7 +136,8 @@ pub enum Command {
     /// Search retry settings for a scenario's world and outages, over several
     /// outage lengths and seeds: print those no other beats on failed
     /// requests, successes lost, peak load and p99 latency, and the one an
-    /// objective picks.
+    /// objective picks. In a call chain a setting is the users' and one for
+    /// the calls to each service.
     Advise {
         /// The scenario file (TOML); its first strategy gives the settings
         /// not searched.

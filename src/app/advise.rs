@@ -44,6 +44,12 @@ pub(super) fn advise(
         b.finish_and_clear();
     }
     let worlds = advise::worlds(s.seed);
+    let services: Vec<&str> = s
+        .world
+        .chain
+        .as_ref()
+        .map(|c| (1..c.tiers()).map(|k| c.name(k)).collect())
+        .unwrap_or_default();
     // The time goes to stderr: what stdout says is the same on every run.
     if !quiet {
         eprintln!("searched in {:.1} s", started.elapsed().as_secs_f64());
@@ -61,6 +67,12 @@ pub(super) fn advise(
         s.seed.wrapping_add(1),
         s.strategies[0].name
     );
+    if !services.is_empty() {
+        say!(
+            "a call chain: each setting is the users' and, drawn on its own, that of the calls to each service ({}), shown under it",
+            services.join(", ")
+        );
+    }
     say!(
         "\nNot beaten on all of {} (means over the worlds), {} of {} finalists:",
         Metric::ALL.map(Metric::name).join(", "),
@@ -92,6 +104,9 @@ pub(super) fn advise(
             sc.get(Metric::PeakLoad),
             sc.get(Metric::P99)
         );
+        for (service, calls) in services.iter().zip(&c.calls) {
+            say!("    {}  calls to {service}", calls.short());
+        }
     }
     let limits: Vec<String> = objective
         .limits
@@ -120,7 +135,7 @@ pub(super) fn advise(
         Some(i) => {
             let n = a.front.iter().position(|&f| f == i).unwrap_or(0) + 1;
             say!("\nFor {wanted}: #{n} (*)\n");
-            say!("{}", a.finalists[i].0.toml("advised").trim_end());
+            say!("{}", a.finalists[i].0.toml("advised", &services).trim_end());
         }
         None => say!("\nFor {wanted}: no setting on the front keeps every limit"),
     }

@@ -104,10 +104,6 @@ fn bad_requests_are_refused() {
             "cannot advise on a sweep",
         ),
         (
-            vec!["advise", "scenarios/call-chain.toml"],
-            "cannot advise on a call chain",
-        ),
-        (
             vec!["advise", "scenarios/outage.toml", "--runs", "3"],
             "10 runs or more",
         ),
@@ -116,4 +112,59 @@ fn bad_requests_are_refused() {
         let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
         assert!(err.contains(words), "{args:?}: {err}");
     }
+}
+
+/// In a call chain each setting carries one for the calls to each service:
+/// the printed advice has a `[strategy.tiers.NAME]` table per service, it is
+/// the same on one thread and two, and the advised strategy, put in the
+/// scenario in place of its own, runs. A first strategy that hedges its
+/// calls to a service is refused (advise searches retry settings).
+#[test]
+fn a_chain_is_advised_per_tier() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let run = |threads: &str| {
+        let out = sim()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["advise", "scenarios/call-chain.toml", "-q", "--runs", "20"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (one, two) = (run("1"), run("2"));
+    assert_eq!(one, two);
+    let advised = &one[one.find("[[strategy]]").expect("a pick")..];
+    for service in ["backend", "database"] {
+        assert!(
+            advised.contains(&format!("[strategy.tiers.{service}]\nbackoff = ")),
+            "{advised}"
+        );
+        assert!(one.contains(&format!("calls to {service}")), "{one}");
+    }
+    let text = std::fs::read_to_string("scenarios/call-chain.toml").unwrap();
+    let world = &text[..text.find("[[strategy]]").unwrap()];
+    let file = dir.path().join("advised.toml");
+    std::fs::write(&file, format!("{world}{advised}")).unwrap();
+    sim()
+        .args(["run", "-q", "--no-plots"])
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .assert()
+        .success();
+
+    let hedged = text.replacen(
+        "[strategy.tiers.database]\ntimeout = \"300ms\"",
+        "[strategy.tiers.database]\ntimeout = \"300ms\"\nmax_retries = 0\nhedging = { delay = \"50ms\" }",
+        1,
+    );
+    let file = dir.path().join("hedged.toml");
+    std::fs::write(&file, hedged).unwrap();
+    let out = sim().arg("advise").arg(&file).assert().code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("hedges its calls to database"), "{err}");
 }
