@@ -177,6 +177,34 @@ impl Candidate {
         out
     }
 
+    /// The setting as edits of strategy `i`'s keys (key path, TOML value),
+    /// as the playground applies them; the calls' under
+    /// `strategy[i].tiers.NAME` for each of `services`.
+    pub fn edits(&self, i: usize, services: &[&str]) -> Vec<(String, String)> {
+        let mut out = self.key_values(&format!("strategy[{i}]"));
+        for (service, calls) in services.iter().zip(&self.calls) {
+            out.extend(calls.key_values(&format!("strategy[{i}].tiers.{service}")));
+        }
+        out
+    }
+
+    fn key_values(&self, at: &str) -> Vec<(String, String)> {
+        let timeout = self
+            .timeout
+            .map_or("\"none\"".to_string(), |t| format!("\"{t}\""));
+        [
+            ("backoff", format!("\"{}\"", self.kind.name())),
+            ("base", format!("\"{}\"", self.base)),
+            ("cap", format!("\"{}\"", self.cap)),
+            ("max_retries", self.retries.to_string()),
+            ("timeout", timeout),
+            ("budget", self.budget_toml()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (format!("{at}.{k}"), v))
+        .collect()
+    }
+
     fn keys(&self) -> String {
         format!(
             "backoff = \"{}\"\nbase = \"{}\"\ncap = \"{}\"\nmax_retries = {}\ntimeout = {}\nbudget = {}\n",

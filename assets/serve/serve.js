@@ -103,11 +103,14 @@
       await this.refresh();
     }
 
-    copyFrom(other) {
+    // B as a copy of `other`, with `extra` edits on top (a setting of the
+    // advice's front).
+    copyFrom(other, extra = []) {
       this.name = other.name;
       this.file = other.file;
       this.text = other.text;
       this.edits = new Map(other.edits);
+      extra.forEach(([k, v]) => this.edits.set(k, v));
       if (other.name) this.q('.scenario').value = other.name;
       this.q('.description').textContent = other.q('.description').textContent;
       return this.refresh();
@@ -310,6 +313,143 @@
     shareScales();
   }
 
+  // ----------------------------------------------------------------- advice
+  // POST /api/advise searches settings for A's scenario; the finalists are
+  // drawn as failed requests against peak load (an SVG: a few dozen points),
+  // the front numbered as `sim advise` prints it, the pick ringed, the
+  // objective's peak limit dashed. A front point loads its setting into B.
+  const SVG = 'http://www.w3.org/2000/svg';
+  const svg = (tag, attrs = {}, text) => {
+    const e = document.createElementNS(SVG, tag);
+    Object.entries(attrs).forEach(([k, v]) => e.setAttribute(k, v));
+    if (text != null) e.textContent = text;
+    return e;
+  };
+  const fmt = (v, digits) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(digits));
+  const ticks = (max) => {
+    const step = Math.pow(10, Math.floor(Math.log10(max / 4)));
+    const s = [1, 2, 5, 10].map((m) => m * step).find((x) => max / x <= 6) || step * 10;
+    const out = [];
+    for (let v = 0; v <= max + 1e-9; v += s) out.push(v);
+    return out;
+  };
+  async function loadIntoB(point) {
+    // Its first strategy takes the setting, and its number as a name.
+    const edits = point.edits.concat([['strategy[0].name', `"advised-${point.label}"`]]);
+    await showB(true, (b) => b.copyFrom(panes[0], edits));
+    document.getElementById('pane-b').scrollIntoView({ block: 'start' });
+  }
+  function drawFront(r) {
+    const box = document.getElementById('advise-chart');
+    box.innerHTML = '';
+    const W = 720, H = 340, L = 70, R = 20, T = 20, B = 50;
+    const pts = r.points;
+    const xmax = Math.max(...pts.map((p) => p.peak_load_ratio), r.peak_limit || 0) * 1.1 || 1;
+    const ymax = Math.max(...pts.map((p) => p.failed)) * 1.1 || 1;
+    const x = (v) => L + (v / xmax) * (W - L - R);
+    const y = (v) => H - B - (v / ymax) * (H - T - B);
+    const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img',
+      'aria-label': `the ${pts.length} finalists: requests failed against peak load` });
+    ticks(xmax).forEach((v) => {
+      root.appendChild(svg('line', { x1: x(v), x2: x(v), y1: T, y2: H - B, class: 'grid' }));
+      root.appendChild(svg('text', { x: x(v), y: H - B + 16, 'text-anchor': 'middle' }, fmt(v, 1)));
+    });
+    ticks(ymax).forEach((v) => {
+      root.appendChild(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), class: 'grid' }));
+      root.appendChild(svg('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end' }, fmt(v, 0)));
+    });
+    root.appendChild(svg('text', { x: (L + W - R) / 2, y: H - 10, 'text-anchor': 'middle' },
+      'peak load / capacity (mean of the worlds)'));
+    root.appendChild(svg('text', { x: 14, y: (T + H - B) / 2, 'text-anchor': 'middle',
+      transform: `rotate(-90 14 ${(T + H - B) / 2})` }, 'requests failed (mean)'));
+    if (r.peak_limit != null) {
+      root.appendChild(svg('line', { x1: x(r.peak_limit), x2: x(r.peak_limit), y1: T, y2: H - B, class: 'limit' }));
+      root.appendChild(svg('text', { x: x(r.peak_limit) + 4, y: T + 12 }, `limit ${r.peak_limit}`));
+    }
+    // Settings with the same figures share one point; the front's on top.
+    const order = pts.map((p, i) => i).sort((a, b) => (pts[a].label != null) - (pts[b].label != null));
+    order.forEach((i) => {
+      const p = pts[i];
+      const title = `${p.label != null ? '#' + p.label + ' ' : ''}${p.settings.join('\n')}\nfailed ${fmt(p.failed, 1)}, ` +
+        `successes lost ${fmt(p.successes_lost, 1)}, peak ${p.peak_load_ratio.toFixed(2)}, p99 ${p.latency_p99_s.toFixed(3)} s`;
+      if (p.label == null) {
+        const c = svg('circle', { cx: x(p.peak_load_ratio), cy: y(p.failed), r: 3, class: 'beaten' });
+        c.appendChild(svg('title', {}, title));
+        root.appendChild(c);
+        return;
+      }
+      const g = svg('g', { class: 'front-point', 'data-label': p.label, tabindex: 0, role: 'button',
+        'aria-label': `load setting ${p.label} into B` });
+      g.appendChild(svg('title', {}, title + '\nclick to load it into B'));
+      // A target larger than the dot, so that it is easy to hit.
+      g.appendChild(svg('circle', { cx: x(p.peak_load_ratio), cy: y(p.failed), r: 12, class: 'hit' }));
+      if (p.pick) g.appendChild(svg('circle', { cx: x(p.peak_load_ratio), cy: y(p.failed), r: 9, class: 'pick' }));
+      g.appendChild(svg('circle', { cx: x(p.peak_load_ratio), cy: y(p.failed), r: 5, class: 'front' }));
+      g.appendChild(svg('text', { x: x(p.peak_load_ratio) + 8, y: y(p.failed) - 6 }, String(p.label)));
+      g.addEventListener('click', () => loadIntoB(p));
+      g.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') loadIntoB(p); });
+      root.appendChild(g);
+    });
+    box.appendChild(root);
+  }
+  function frontTable(r) {
+    const box = document.getElementById('advise-table');
+    box.innerHTML = '';
+    const table = el('table');
+    const head = el('tr');
+    ['#', 'setting (backoff, base, cap, retries, timeout, budget)', 'failed', 'successes lost', 'peak load', 'p99 (s)', '']
+      .forEach((h) => head.appendChild(el('th', {}, h)));
+    table.appendChild(el('thead')).appendChild(head);
+    const body = table.appendChild(el('tbody'));
+    r.points.filter((p) => p.label != null).sort((a, b) => a.label - b.label).forEach((p) => {
+      const row = el('tr', { 'data-label': p.label });
+      if (p.pick) row.classList.add('pick');
+      row.appendChild(el('td', {}, (p.pick ? '* ' : '') + p.label));
+      const s = el('td', { class: 'setting' });
+      p.settings.forEach((line) => s.appendChild(el('div', {}, line)));
+      row.appendChild(s);
+      [fmt(p.failed, 1), fmt(p.successes_lost, 1), p.peak_load_ratio.toFixed(2), p.latency_p99_s.toFixed(3)]
+        .forEach((v) => row.appendChild(el('td', { class: 'num' }, v)));
+      const go = el('button', { type: 'button', class: 'load-b' }, 'load into B');
+      go.addEventListener('click', () => loadIntoB(p));
+      row.appendChild(el('td')).appendChild(go);
+      body.appendChild(row);
+    });
+    box.appendChild(table);
+    const picked = r.points.find((p) => p.pick);
+    box.appendChild(el('p', { class: 'hint' }, `${r.points.length} finalists of ${r.drawn} settings drawn, ` +
+      `${r.runs} runs; the other settings are strategy "${r.template}"'s. ` +
+      (picked ? `The objective picks #${picked.label} (*).` : 'No setting on the front keeps every limit.')));
+  }
+  async function searchSettings() {
+    const status = document.getElementById('advise-status');
+    const problem = document.getElementById('advise-problem');
+    problem.textContent = '';
+    status.textContent = '';
+    status.classList.add('busy');
+    const body = Object.assign(panes[0].request(), {
+      runs: +document.getElementById('advise-runs').value,
+      objective: document.getElementById('advise-objective').value,
+    });
+    let r;
+    try {
+      r = await post('/api/advise', body);
+    } catch (e) {
+      r = { ok: false, error: 'the playground server does not answer: is sim serve still running? ' + e };
+    }
+    status.classList.remove('busy');
+    if (!r.ok) {
+      status.textContent = '';
+      problem.textContent = r.error;
+      return;
+    }
+    status.textContent = `searched in ${(r.run_ms / 1000).toFixed(1)} s`;
+    drawFront(r);
+    frontTable(r);
+    const section = document.getElementById('advise');
+    section.dataset.searches = (+(section.dataset.searches || 0) + 1).toString();
+  }
+
   // ---------------------------------------------------------------- lessons
   const lessons = JSON.parse(document.getElementById('lessons-data').textContent);
   let current = null;
@@ -382,6 +522,7 @@
     await a.load('outage');
     const toggle = document.getElementById('show-b');
     toggle.addEventListener('click', () => showB(toggle.getAttribute('aria-pressed') !== 'true'));
+    document.getElementById('advise-go').addEventListener('click', searchSettings);
   }
   start();
 })();

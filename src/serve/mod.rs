@@ -100,6 +100,8 @@ pub const MAX_BUCKETS: u64 = 200_000;
 struct AppState {
     /// One permit per core: runs beyond that wait their turn.
     runs: Semaphore,
+    /// The permits in all.
+    cores: u32,
 }
 
 /// Starts the playground on 127.0.0.1:`port` (0: any free port) and serves
@@ -120,6 +122,7 @@ pub fn serve(port: u16) -> Result<()> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let state = Arc::new(AppState {
             runs: Semaphore::new(cores),
+            cores: u32::try_from(cores).unwrap_or(1),
         });
         let app = Router::new()
             .route("/", get(page))
@@ -127,6 +130,7 @@ pub fn serve(port: u16) -> Result<()> {
             .route("/api/scenarios", get(list))
             .route("/api/fields", post(field_list))
             .route("/api/run", post(run))
+            .route("/api/advise", post(advise))
             .layer(DefaultBodyLimit::max(1 << 20))
             .with_state(state)
             .layer(axum::middleware::from_fn(request_deadline));
@@ -319,6 +323,162 @@ async fn run(State(state): State<Arc<AppState>>, Json(req): Json<RunRequest>) ->
 }
 
 type RunError = (StatusCode, String, Option<String>);
+
+/// The most runs one advise request may make.
+pub const MAX_ADVISE_RUNS: usize = 400;
+/// The most events one advise request may simulate, twins included: about
+/// half a minute on two cores.
+pub const MAX_ADVISE_EVENTS: f64 = 8.0 * MAX_EVENTS;
+
+/// A search of retry settings for a scenario (`sim advise`), with the
+/// budget of runs and the objective.
+#[derive(Deserialize)]
+struct AdviseRequest {
+    #[serde(flatten)]
+    scenario: RunRequest,
+    runs: usize,
+    objective: String,
+}
+
+/// One finalist of the search, as the front chart draws it.
+#[derive(Serialize)]
+struct AdvisePoint {
+    /// Its number on the front (as `sim advise` prints it), or None.
+    label: Option<usize>,
+    pick: bool,
+    failed: f64,
+    successes_lost: f64,
+    peak_load_ratio: f64,
+    latency_p99_s: f64,
+    /// The setting in one line per layer (the users', then each service's
+    /// calls).
+    settings: Vec<String>,
+    /// The edits that give the scenario's first strategy this setting.
+    edits: Vec<(String, String)>,
+}
+
+#[derive(Serialize)]
+struct AdviseResponse {
+    ok: bool,
+    points: Vec<AdvisePoint>,
+    /// The peak-load limit of the objective, if it has one.
+    peak_limit: Option<f64>,
+    drawn: usize,
+    runs: usize,
+    /// The strategy whose other settings are kept.
+    template: String,
+    run_ms: u64,
+}
+
+async fn advise(State(state): State<Arc<AppState>>, Json(req): Json<AdviseRequest>) -> Response {
+    // The search runs on every core: it waits for all of them.
+    let Ok(_permits) = state.runs.acquire_many(state.cores).await else {
+        return failure(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down".into(),
+            None,
+        );
+    };
+    match tokio::task::spawn_blocking(move || advise_blocking(&req)).await {
+        Ok(Ok(r)) => Json(r).into_response(),
+        Ok(Err((status, error, key))) => failure(status, error, key),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None),
+    }
+}
+
+fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
+    use crate::advise::{Metric, Objective};
+    let started = Instant::now();
+    let file = &req.scenario.file;
+    let path = Path::new(file);
+    let refuse = |message: String, key: &str| {
+        Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            message,
+            Some(key.to_string()),
+        ))
+    };
+    let objective = match Objective::parse(&req.objective) {
+        Ok(o) => o,
+        Err(e) => return refuse(e, "objective"),
+    };
+    if !(10..=MAX_ADVISE_RUNS).contains(&req.runs) {
+        return refuse(
+            format!(
+                "runs = {}: the search needs 10 runs or more, and the playground makes at                  most {MAX_ADVISE_RUNS} (`sim advise --runs` has no such bound)",
+                req.runs
+            ),
+            "runs",
+        );
+    }
+    let bad = |e: scenario::ScenarioError| (StatusCode::UNPROCESSABLE_ENTITY, e.to_string(), e.key);
+    let text = apply_edits(&req.scenario.text, &req.scenario.edits, path).map_err(bad)?;
+    let s = scenario::parse(&text, path).map_err(bad)?;
+    if let Some(why) = crate::advise::refusal(&s) {
+        return Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("{file}: cannot advise on {why}"),
+            None,
+        ));
+    }
+    check_size(&s, file)?;
+    // One run of the first strategy (and its twin) per run of the search.
+    let per_run = crate::runner::estimated_events(&s) / s.strategies.len().max(1) as f64;
+    let events = per_run * req.runs as f64;
+    if events > MAX_ADVISE_EVENTS {
+        return refuse(
+            format!(
+                "{file}: a search of {} runs would simulate about {:.0} million events (at                  most {:.0} million here, half a minute of work); lower the runs, or run                  `sim advise`, which has no such bound",
+                req.runs,
+                events / 1e6,
+                MAX_ADVISE_EVENTS / 1e6
+            ),
+            "runs",
+        );
+    }
+    let a = crate::advise::advise(&s, req.runs, 1, &objective, &|| {});
+    let services: Vec<&str> = s
+        .world
+        .chain
+        .as_ref()
+        .map(|c| (1..c.tiers()).map(|k| c.name(k)).collect())
+        .unwrap_or_default();
+    let points = a
+        .finalists
+        .iter()
+        .enumerate()
+        .map(|(i, (c, sc))| AdvisePoint {
+            label: a.front.iter().position(|&f| f == i).map(|n| n + 1),
+            pick: a.pick == Some(i),
+            failed: sc.get(Metric::Failed),
+            successes_lost: sc.get(Metric::SuccessesLost),
+            peak_load_ratio: sc.get(Metric::PeakLoad),
+            latency_p99_s: sc.get(Metric::P99),
+            settings: std::iter::once(c.short().trim_end().to_string())
+                .chain(
+                    services
+                        .iter()
+                        .zip(&c.calls)
+                        .map(|(n, k)| format!("{} (calls to {n})", k.short().trim_end())),
+                )
+                .collect(),
+            edits: c.edits(0, &services),
+        })
+        .collect();
+    Ok(AdviseResponse {
+        ok: true,
+        points,
+        peak_limit: objective
+            .limits
+            .iter()
+            .find(|(m, _)| *m == Metric::PeakLoad)
+            .map(|&(_, v)| v),
+        drawn: a.drawn,
+        runs: a.runs,
+        template: s.strategies[0].name.clone(),
+        run_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
 
 fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
     let started = Instant::now();

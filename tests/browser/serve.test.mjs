@@ -93,6 +93,34 @@ try {
   assert.match(numbers, /^A none: requests failed \d+; B none: requests failed \d+$/, numbers);
   assert.equal(await page.locator('#pane-b .field[data-key="outage[0].end"] input').inputValue(), '26s');
 
+  // The advice: a search for A's scenario (the lesson's: the outage, 26 s)
+  // draws the front and lists it; a row loads its setting into B's first
+  // strategy. A bad objective is refused with the command line's message.
+  await page.locator('#advise-objective').fill('fast');
+  await page.locator('#advise-go').click();
+  await page.waitForFunction(() => document.querySelector('#advise-problem').textContent.includes('not a metric'),
+    null, { timeout: 20000 });
+  await page.locator('#advise-objective').fill('failed; peak_load_ratio <= 1.5');
+  await page.locator('#advise-runs').fill('20');
+  await page.locator('#advise-go').click();
+  await page.waitForFunction(() => +(document.querySelector('#advise')?.dataset.searches || 0) >= 1, null,
+    { timeout: 60000 });
+  assert.equal(await page.locator('#advise-problem').innerText(), '', 'the last message is gone');
+  const front = await page.locator('#advise-chart .front-point').count();
+  assert.ok(front >= 1, 'the front is drawn');
+  assert.equal(await page.locator('#advise-table tbody tr').count(), front, 'a row per front point');
+  assert.equal(await page.locator('#advise-chart .limit').count(), 1, 'the peak limit is drawn');
+  const setting = (await page.locator('#advise-table tbody tr').first().locator('.setting').innerText())
+    .trim().split(/\s+/);
+  const rb1 = await runs('#pane-b');
+  await page.locator('#advise-table tbody tr').first().locator('.load-b').click();
+  await waitRuns('#pane-b', rb1 + 1);
+  const field = (key) => page.locator(`#pane-b .field[data-key="${key}"]`).locator('input, select');
+  assert.equal(await field('strategy[0].backoff').inputValue(), setting[0], 'B has the backoff');
+  assert.equal(await field('strategy[0].base').inputValue(), setting[1], 'B has the base');
+  assert.equal(await field('strategy[0].max_retries').inputValue(), setting[3], 'B has the retries');
+  assert.match(await page.locator('#pane-b .table').innerText(), /advised-1/, 'B runs the setting by its number');
+
   // Your own file, broken: its name, its message, and nothing of the last run.
   await page.locator('#pane-a .file').setInputFiles({ name: 'mine.toml', mimeType: 'application/toml',
     buffer: Buffer.from('name = "mine"\nduration = \n') });

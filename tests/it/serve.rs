@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -453,5 +454,90 @@ fn the_playground_bounds_what_one_client_can_take() {
     assert_eq!(
         status, 200,
         "the playground answers after the stalled clients are gone"
+    );
+}
+
+/// The playground's advice is `sim advise`'s: the same finalists and front
+/// as the library's search with the same budget and seed; a point's edits
+/// make a scenario that runs; searches it cannot make are refused at the
+/// field that would fix them.
+#[test]
+fn the_advice_is_sim_advises_and_its_settings_run() {
+    use retry_storm::advise::{self, Metric, Objective};
+    let server = start();
+    let text = std::fs::read_to_string("scenarios/outage.toml").unwrap();
+    let objective = "failed; peak_load_ratio <= 1.5";
+    let ask = |runs: usize, file: &str, text: &str, objective: &str| {
+        let body = serde_json::json!({ "text": text, "file": file, "edits": [], "runs": runs,
+            "objective": objective });
+        let (status, reply) = http(&server.addr, "POST", "/api/advise", &body.to_string());
+        (
+            status,
+            serde_json::from_str::<serde_json::Value>(&reply).unwrap(),
+        )
+    };
+    let (status, r) = ask(20, "scenarios/outage.toml", &text, objective);
+    assert_eq!(status, 200, "{r}");
+    let s = retry_storm::scenario::load(Path::new("scenarios/outage.toml")).unwrap();
+    let a = advise::advise(&s, 20, 1, &Objective::parse(objective).unwrap(), &|| {});
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), a.finalists.len());
+    // (serde_json reads floats to within an ulp, not exactly.)
+    let close = |x: &serde_json::Value, y: f64| (x.as_f64().unwrap() - y).abs() <= 1e-12 * y.abs();
+    for (p, (i, (_, scores))) in points.iter().zip(a.finalists.iter().enumerate()) {
+        assert!(close(&p["failed"], scores.get(Metric::Failed)), "{p}");
+        assert!(
+            close(&p["peak_load_ratio"], scores.get(Metric::PeakLoad)),
+            "{p}"
+        );
+        let label = a.front.iter().position(|&f| f == i).map(|n| n as u64 + 1);
+        assert_eq!(p["label"].as_u64(), label);
+        assert_eq!(p["pick"].as_bool().unwrap(), a.pick == Some(i));
+    }
+    assert_eq!(r["peak_limit"].as_f64(), Some(1.5));
+    let edits: Vec<(String, String)> = serde_json::from_value(points[0]["edits"].clone()).unwrap();
+    let body = serde_json::json!({ "text": text, "file": "scenarios/outage.toml", "edits": edits });
+    let (status, reply) = http(&server.addr, "POST", "/api/run", &body.to_string());
+    assert_eq!(status, 200, "{reply}");
+
+    for (runs, file, objective, key, words) in [
+        (
+            5,
+            "scenarios/outage.toml",
+            objective,
+            "runs",
+            "10 runs or more",
+        ),
+        (
+            20,
+            "scenarios/outage.toml",
+            "fast",
+            "objective",
+            "not a metric",
+        ),
+        (
+            400,
+            "scenarios/million.toml",
+            objective,
+            "runs",
+            "million events",
+        ),
+    ] {
+        let text = if file.ends_with("million.toml") {
+            text.replace("count = 1000", "count = 20000")
+        } else {
+            text.clone()
+        };
+        let (status, r) = ask(runs, file, &text, objective);
+        assert_eq!(status, 422, "{r}");
+        assert_eq!(r["key"].as_str(), Some(key), "{r}");
+        assert!(r["error"].as_str().unwrap().contains(words), "{r}");
+    }
+    let chain = std::fs::read_to_string("scenarios/hedged-calls.toml").unwrap();
+    let (status, r) = ask(20, "scenarios/hedged-calls.toml", &chain, objective);
+    assert_eq!(status, 422, "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("no [[outage]]"),
+        "{r}"
     );
 }
