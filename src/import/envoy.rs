@@ -2,7 +2,10 @@
 //! configuration, a cluster, a whole bootstrap): every `retry_policy`
 //! becomes a strategy, with its route's `timeout`, the retry circuit
 //! breaker or retry budget of the cluster it routes to, and that cluster's
-//! `outlier_detection` as the server's.
+//! `outlier_detection` as the server's. The circuit breaker and the budget
+//! count a retry only while its attempt is out (`count_backoff = false`):
+//! Envoy does not count a retry waiting out its back-off
+//! (envoyproxy/envoy#30205).
 
 use super::tree::{Node, Value};
 use super::{Ctx, Entry, ImportError, Strategy, clean_name, entry, toml_duration, toml_list};
@@ -159,7 +162,8 @@ struct Cluster {
 fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> {
     let mut budget = entry(
         "budget",
-        "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3 }".into(),
+        "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3, count_backoff = false }"
+            .into(),
         format!(
             "{}:{} {path}: no circuit_breakers: Envoy's default max_retries 3 (retries in progress)",
             ctx.file, c.line
@@ -226,7 +230,7 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
                 budget = entry(
                     "budget",
                     format!(
-                        "{{ kind = \"concurrency\", percent = {}, min_concurrency = {min} }}",
+                        "{{ kind = \"concurrency\", percent = {}, min_concurrency = {min}, count_backoff = false }}",
                         percent / 100.0
                     ),
                     format!("{pf}; {mf} (the retry budget overrides max_retries)"),
@@ -235,7 +239,9 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
                 let n = ctx.whole(m, &format!("{f}.max_retries"), 0)?;
                 budget = entry(
                     "budget",
-                    format!("{{ kind = \"concurrency\", percent = 0.0, min_concurrency = {n} }}"),
+                    format!(
+                        "{{ kind = \"concurrency\", percent = 0.0, min_concurrency = {n}, count_backoff = false }}"
+                    ),
                     format!(
                         "{}: retries in progress at once",
                         ctx.from(m, &format!("{f}.max_retries"))
@@ -244,7 +250,7 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
             } else {
                 budget = entry(
                     "budget",
-                    "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3 }".into(),
+                    "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3, count_backoff = false }".into(),
                     format!(
                         "{}:{} {f}: no max_retries: Envoy's default 3 retries in progress",
                         ctx.file, t.line
@@ -616,7 +622,7 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
             }
             None => s.entries.push(entry(
                 "budget",
-                "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3 }".into(),
+                "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3, count_backoff = false }".into(),
                 "its cluster is not in the file: Envoy's default circuit breaker, max_retries 3 (retries in progress)".into(),
             )),
         }

@@ -196,14 +196,14 @@ pub const PRESETS: [Preset; 23] = [
         name: "envoy",
         library: "Envoy 1.3x router retry policy, with the cluster's default circuit breaker",
         source: "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/http/http_routing#retry-semantics",
-        notes: "num_retries 1, base 25 ms, max 250 ms, retry_on 5xx,reset,connect-failure; the default circuit breaker's max_retries 3: at most 3 retries in progress across all clients (a retry is in progress from its decision to its answer)",
+        notes: "num_retries 1, base 25 ms, max 250 ms, retry_on 5xx,reset,connect-failure; the default circuit breaker's max_retries 3: at most 3 retries in progress across all clients (a retry counts while its attempt is out, not while it waits out its back-off, as Envoy counts: envoyproxy/envoy#30205)",
         table: envoy,
     },
     Preset {
         name: "envoy-retry-budget",
         library: "Envoy 1.3x router retry policy with a retry budget (retry_budget {} in the cluster's circuit breakers)",
         source: "https://www.envoyproxy.io/docs/envoy/latest/api-v3/config/cluster/v3/circuit_breaker.proto",
-        notes: "as envoy, with the budget's defaults instead of max_retries: retries in progress at most budget_percent 20% of the requests in progress, and at least min_retry_concurrency 3; requests in progress are the logical requests, backoff included",
+        notes: "as envoy, with the budget's defaults instead of max_retries: retries in progress at most budget_percent 20% of the requests in progress, and at least min_retry_concurrency 3; requests in progress are the logical requests, backoff included; a retry counts only while its attempt is out, not while it waits out its back-off, as Envoy counts (envoyproxy/envoy#30205)",
         table: envoy_retry_budget,
     },
 ];
@@ -553,13 +553,16 @@ fn tenacity_random_exponential() -> RetryFile {
 /// Envoy's route retry policy: `num_retries` 1, `base_interval` 25 ms,
 /// `max_interval` 10 times it (250 ms), full jitter over `(2^n - 1) * base`;
 /// retry_on "5xx,reset,connect-failure" (a per-try timeout counts as 5xx); the
-/// cluster circuit breaker's default `max_retries` 3.
+/// cluster circuit breaker's default `max_retries` 3, which counts a retry
+/// only while its attempt is out (envoyproxy/envoy#30205).
 fn envoy() -> RetryFile {
     RetryFile {
         budget: Some(BudgetFile::Concurrency {
             percent: Some(0.0),
             min_concurrency: Some(3),
-            count_backoff: None,
+            // Envoy counts a retry only while its attempt is out, not while
+            // it waits out its back-off (envoyproxy/envoy#30205).
+            count_backoff: Some(false),
         }),
         ..table(
             BackoffFile::Envoy,
@@ -578,7 +581,9 @@ fn envoy_retry_budget() -> RetryFile {
         budget: Some(BudgetFile::Concurrency {
             percent: Some(0.2),
             min_concurrency: Some(3),
-            count_backoff: None,
+            // Envoy counts a retry only while its attempt is out, not while
+            // it waits out its back-off (envoyproxy/envoy#30205).
+            count_backoff: Some(false),
         }),
         ..envoy()
     }
