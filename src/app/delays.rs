@@ -349,10 +349,11 @@ fn checked(name: &str, s: &Strategy) -> String {
 
 /// FNV-1a of the whole strategy a preset makes.
 fn fingerprint(s: &Strategy) -> String {
-    // A preset sets no call chain's tiers and no hedging, and a concurrency
-    // budget of a preset counts retries in backoff: those fields, added
-    // after the presets were measured, are left out at those values so
-    // their fingerprints stand.
+    // A preset sets no call chain's tiers and no hedging, and most
+    // presets' concurrency budgets count retries in backoff: those fields,
+    // added after the presets were measured, are left out at those values
+    // so their fingerprints stand (Envoy's, which count as Envoy does, were
+    // refreshed).
     let text = format!("{s:?}")
         .replace(", tiers: [], hedging: None", "")
         .replace(", count_backoff: true", "");
