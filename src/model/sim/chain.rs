@@ -781,11 +781,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         t.work_ns += local.0;
         if !delivered {
             t.wasted_ns += local.0;
-        } else if outcome == Outcome::Ok
-            && wanted
-            && !cancelled
-            && self.chain().hedging(tier).is_none()
-        {
+        } else if outcome == Outcome::Ok && self.chain().hedging(tier).is_none() {
             // (A hedged call's OK is counted when it ends the call: two
             // copies may both answer OK.)
             self.chain().totals[tier].ok += 1;
