@@ -440,6 +440,9 @@ pub fn refusal(s: &Scenario) -> Option<String> {
     None
 }
 
+/// The most memory the twins a search keeps may take.
+const TWINS_BYTES: usize = 256 << 20;
+
 /// Searches settings for `s` within `budget` runs, the first strategy's
 /// other settings kept; `done` is told of each run as it ends.
 pub fn advise(
@@ -481,6 +484,13 @@ pub fn advise(
         all.into_iter().map(|c| (c, Scores::default())).collect();
     let mut runs = 0;
     let base_world = s.world_for(0).into_owned();
+    // Worlds 0 to 2 and 3 to 5 differ only in their outages' lengths: each
+    // setting's twin is the same in the three, and is run once when the
+    // twins of every setting drawn fit in memory.
+    let twin_bytes = (base_world.duration.0 / s.metrics.bucket.0.max(1) + 1) as usize
+        * std::mem::size_of::<crate::metrics::Bucket>();
+    let twins = crate::model::Twins::default();
+    let twins = (twin_bytes.saturating_mul(2 * drawn) <= TWINS_BYTES).then_some(&twins);
     for (round, worlds_now) in schedule.iter().enumerate() {
         let jobs: Vec<(usize, usize)> = (0..alive.len())
             .flat_map(|c| worlds_now.iter().map(move |&w| (c, w)))
@@ -490,7 +500,8 @@ pub fn advise(
             .map(|&(c, w)| {
                 let world = scaled(&base_world, worlds[w].length);
                 let strategy = alive[c].0.strategy(template, format!("candidate-{c}"));
-                let m = model::run_measured(&world, &strategy, worlds[w].seed, &s.metrics);
+                let m =
+                    model::run_measured_with(&world, &strategy, worlds[w].seed, &s.metrics, twins);
                 done();
                 (c, m.summary)
             })

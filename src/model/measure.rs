@@ -2,6 +2,10 @@
 //! the triggers) and the summary that compares them. `sim run` and sweeps both
 //! measure runs this way, so their figures are the same figures.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::engine::SimDuration;
 use crate::metrics::{Bucket, MetricsConfig, Summary, summarize};
 use crate::model::{Abort, RunResult, WorldConfig, run};
 use crate::retry::Strategy;
@@ -30,11 +34,95 @@ pub fn run_measured(
     seed: u64,
     metrics: &MetricsConfig,
 ) -> Measured {
+    run_measured_with(world, strategy, seed, metrics, None)
+}
+
+/// A twin's run, as [`Twins`] keeps it.
+#[derive(Clone, Debug)]
+struct Twin {
+    buckets: Vec<Bucket>,
+    events: u64,
+    aborted: Option<Abort>,
+}
+
+/// The twins a search has run, by what makes them (the world without its
+/// triggers, the strategy but its name, the seed and the bucket width): a
+/// search that runs one setting in worlds that differ only in their
+/// triggers (`sim advise`'s outage lengths) runs each twin once. A twin is a
+/// function of what makes it, so the figures are the same whether it is run
+/// or found here, and whichever thread runs it first.
+#[derive(Debug, Default)]
+pub struct Twins {
+    done: Mutex<HashMap<String, Arc<OnceLock<Twin>>>>,
+}
+
+impl Twins {
+    /// The twin of `world` for `strategy` and `seed`: run now, or kept from
+    /// an earlier call (a call for a twin under way waits for it).
+    fn get(
+        &self,
+        world: &WorldConfig,
+        strategy: &Strategy,
+        seed: u64,
+        bucket: SimDuration,
+    ) -> Twin {
+        let calm = world.without_triggers();
+        let unnamed = Strategy {
+            name: String::new(),
+            ..strategy.clone()
+        };
+        let key = format!("{calm:?}\n{unnamed:?}\n{seed}\n{bucket:?}");
+        let cell = {
+            // A poisoned lock means a twin's run panicked: that panic is the
+            // one to report, so the map is used as it is.
+            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(done.entry(key).or_default())
+        };
+        cell.get_or_init(|| {
+            let t = run(&calm, strategy, seed, bucket);
+            Twin {
+                buckets: t.buckets,
+                events: t.totals.events,
+                aborted: t.aborted,
+            }
+        })
+        .clone()
+    }
+
+    /// Twins kept.
+    pub fn len(&self) -> usize {
+        self.done.lock().map_or(0, |d| d.len())
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// [`run_measured`], the twin taken from `twins` when it is there (and kept
+/// there when it is run).
+pub fn run_measured_with(
+    world: &WorldConfig,
+    strategy: &Strategy,
+    seed: u64,
+    metrics: &MetricsConfig,
+    twins: Option<&Twins>,
+) -> Measured {
     let r = run(world, strategy, seed, metrics.bucket);
     let triggers = world.trigger_windows();
     // A run that had to stop is reported as such; its twin would not help.
-    let twin = (!triggers.is_empty() && r.aborted.is_none())
-        .then(|| run(&world.without_triggers(), strategy, seed, metrics.bucket));
+    let twin = (!triggers.is_empty() && r.aborted.is_none()).then(|| match twins {
+        Some(t) => t.get(world, strategy, seed, metrics.bucket),
+        None => {
+            let t = run(&world.without_triggers(), strategy, seed, metrics.bucket);
+            Twin {
+                buckets: t.buckets,
+                events: t.totals.events,
+                aborted: t.aborted,
+            }
+        }
+    });
     let summary = summarize(
         metrics,
         &r.buckets,
@@ -45,7 +133,7 @@ pub fn run_measured(
         &triggers,
         world.capacity_per_s(),
     );
-    let twin_events = twin.as_ref().map_or(0, |t| t.totals.events);
+    let twin_events = twin.as_ref().map_or(0, |t| t.events);
     let aborted = r.aborted.or(twin.as_ref().and_then(|t| t.aborted));
     Measured {
         run: r,
@@ -53,5 +141,40 @@ pub fn run_measured(
         twin_events,
         summary,
         aborted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SimTime;
+
+    /// Worlds that differ only in their outages' lengths share a twin: with
+    /// [`Twins`] the twin is run once and every figure is what it is without.
+    #[test]
+    fn a_kept_twin_gives_the_same_figures() {
+        let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml"))
+            .expect("the shipped scenario is valid");
+        let mut world = s.world_for(0).into_owned();
+        world.duration = SimDuration::from_secs(40);
+        let mut longer = world.clone();
+        for o in &mut longer.outages {
+            o.end = SimTime(o.end.0 + 2_000_000_000);
+        }
+        let mut strategy = s.strategies[1].clone();
+        let twins = Twins::default();
+        for w in [&world, &longer] {
+            let plain = run_measured(w, &strategy, 3, &s.metrics);
+            // The name is a label: a renamed strategy finds the same twin.
+            strategy.name.push('x');
+            let kept = run_measured_with(w, &strategy, 3, &s.metrics, Some(&twins));
+            assert_eq!(plain.twin, kept.twin);
+            assert_eq!(plain.twin_events, kept.twin_events);
+            assert_eq!(plain.summary, kept.summary);
+        }
+        assert_eq!(twins.len(), 1);
+        // Another seed is another twin.
+        run_measured_with(&world, &strategy, 4, &s.metrics, Some(&twins));
+        assert_eq!(twins.len(), 2);
     }
 }

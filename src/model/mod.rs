@@ -19,6 +19,6 @@ pub use config::{
     WorldConfig,
 };
 pub use dist::Dist;
-pub use measure::{Measured, run_measured};
+pub use measure::{Measured, Twins, run_measured, run_measured_with};
 pub use observer::{NoObserver, Observer};
 pub use sim::{Abort, MAX_PENDING, RunResult, SIMULATED_NS, run, run_observed};
