@@ -28,6 +28,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::time::{SimDuration, SimTime};
 
 /// One scheduled entry: the packed key and its payload.
+#[derive(Clone)]
 struct Entry<E> {
     key: u128,
     event: E,
@@ -63,6 +64,7 @@ pub const WHEEL_ABOVE: usize = 1 << 14;
 
 /// A priority queue of events ordered by time, ties broken by insertion order;
 /// `WHEEL` chooses the far lane (see the module's documentation).
+#[derive(Clone)]
 pub struct EventQueue<E, const WHEEL: bool = false> {
     near: BinaryHeap<Reverse<Entry<E>>>,
     fifo: VecDeque<Entry<E>>,
@@ -81,6 +83,7 @@ pub struct EventQueue<E, const WHEEL: bool = false> {
 /// bucket is moved into the near heap, whole, when the clock reaches it, so a far
 /// event costs a `Vec` push and a push and pop on the small near heap instead of
 /// a pop from a heap with an entry per client.
+#[derive(Clone)]
 struct FarLane<E> {
     /// Empty without the wheel.
     buckets: Vec<Vec<Entry<E>>>,
@@ -331,6 +334,18 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
             .flatten()
             .min()?;
         Some(SimTime((key >> 64) as u64))
+    }
+
+    /// Keeps only the events `keep` accepts; the others are dropped. The
+    /// order of those kept is unchanged (their keys are).
+    pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
+        self.near.retain(|Reverse(e)| keep(&e.event));
+        self.fifo.retain(|e| keep(&e.event));
+        for b in &mut self.far.buckets {
+            b.retain(|e| keep(&e.event));
+        }
+        self.far.len = self.far.buckets.iter().map(Vec::len).sum();
+        self.far.overflow.retain(|Reverse(e)| keep(&e.event));
     }
 
     /// Number of pending events.

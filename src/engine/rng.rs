@@ -27,6 +27,7 @@ pub enum Stream {
 }
 
 /// The streams of one run.
+#[derive(Clone)]
 pub struct RngStreams {
     /// See [`Stream::Workload`].
     pub workload: ChaCha8Rng,

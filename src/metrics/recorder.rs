@@ -141,6 +141,7 @@ impl GaugeState {
 }
 
 /// Records one run.
+#[derive(Clone)]
 pub struct Recorder {
     width: SimDuration,
     buckets: Vec<Bucket>,

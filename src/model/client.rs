@@ -134,6 +134,7 @@ impl Default for Request {
 }
 
 /// The slots, with a free list for the open loop.
+#[derive(Clone)]
 pub struct Slots {
     slots: Vec<Request>,
     free: Vec<u32>,

@@ -57,6 +57,9 @@ pub enum Kind {
     Hedge,
     /// The hedging delay after copy `attempt` of call `slot` is over.
     CallHedge,
+    /// Where a run stops to fork its twin (see `run_with_twin`): never
+    /// handled, as the pause pops it.
+    Fork,
 }
 
 /// One scheduled event.

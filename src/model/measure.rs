@@ -109,20 +109,29 @@ pub fn run_measured_with(
     metrics: &MetricsConfig,
     twins: Option<&Twins>,
 ) -> Measured {
-    let r = run(world, strategy, seed, metrics.bucket);
     let triggers = world.trigger_windows();
     // A run that had to stop is reported as such; its twin would not help.
-    let twin = (!triggers.is_empty() && r.aborted.is_none()).then(|| match twins {
-        Some(t) => t.get(world, strategy, seed, metrics.bucket),
-        None => {
-            let t = run(&world.without_triggers(), strategy, seed, metrics.bucket);
-            Twin {
+    let (r, twin) = match (triggers.is_empty(), twins) {
+        (true, _) => (run(world, strategy, seed, metrics.bucket), None),
+        (false, Some(kept)) => {
+            let r = run(world, strategy, seed, metrics.bucket);
+            let twin = r
+                .aborted
+                .is_none()
+                .then(|| kept.get(world, strategy, seed, metrics.bucket));
+            (r, twin)
+        }
+        // The twin forked from the run where the first trigger begins.
+        (false, None) => {
+            let (r, twin) = crate::model::run_with_twin(world, strategy, seed, metrics.bucket);
+            let twin = twin.map(|t| Twin {
                 buckets: t.buckets,
                 events: t.totals.events,
                 aborted: t.aborted,
-            }
+            });
+            (r, twin)
         }
-    });
+    };
     let summary = summarize(
         metrics,
         &r.buckets,

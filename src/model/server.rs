@@ -72,6 +72,7 @@ struct Running {
 }
 
 /// The server's state during a run.
+#[derive(Clone)]
 pub struct Server {
     service: Dist,
     discipline: Discipline,

@@ -248,3 +248,74 @@ fn pending_events_do_not_grow_with_the_length_of_a_run() {
         assert_eq!(long, short, "{}: pending events grew", strategy.name);
     }
 }
+
+/// A run's twin is forked from the run where its first trigger begins
+/// (`model::run_with_twin`): it must be, byte for byte, the run of the world
+/// without its triggers from the start, and the run itself what `run` gives,
+/// for every strategy of every shipped world with a trigger and of the
+/// fixtures that switch on every mechanism (fleets, chains, hedging, crash
+/// loops, spikes). The most events pending, the one figure the fork's marker
+/// and the trigger's own events change, is not an output.
+#[test]
+fn a_forked_twin_is_the_twin_run_from_the_start() {
+    use retry_storm::model::{RunResult, run, run_with_twin};
+    let shown = |mut r: RunResult| {
+        r.peak_pending = 0;
+        format!("{r:?}")
+    };
+    for file in [
+        "scenarios/outage.toml",
+        "scenarios/call-chain.toml",
+        "scenarios/fleet.toml",
+        "scenarios/zone.toml",
+        "scenarios/autoscale.toml",
+        "scenarios/metastable.toml",
+        "scenarios/server-side.toml",
+        "scenarios/unavailable.toml",
+        "scenarios/budgets.toml",
+        "tests/fixtures/everything.toml",
+        "tests/fixtures/overload.toml",
+    ] {
+        let s = scenario::load(Path::new(file)).unwrap();
+        for (i, strategy) in s.strategies.iter().enumerate() {
+            let world = s.world_for(i);
+            assert!(!world.outages.is_empty(), "{file} has a trigger");
+            let (r, twin) = run_with_twin(&world, strategy, s.seed, s.metrics.bucket);
+            let who = format!("{file}, strategy {}", strategy.name);
+            assert!(
+                shown(r) == shown(run(&world, strategy, s.seed, s.metrics.bucket)),
+                "{who}: the run"
+            );
+            let alone = run(
+                &world.without_triggers(),
+                strategy,
+                s.seed,
+                s.metrics.bucket,
+            );
+            assert!(
+                shown(twin.expect("a twin")) == shown(alone),
+                "{who}: the twin"
+            );
+        }
+    }
+    // Enough clients for the queue's far lane to be a wheel, whose buckets
+    // the fork strips of the trigger's events too.
+    let s = scenario::load(Path::new("scenarios/outage.toml")).unwrap();
+    let mut world = s.world.clone();
+    world.duration = SimDuration::from_secs(30);
+    if let retry_storm::model::Load::Closed { clients, .. } = &mut world.load {
+        *clients = 20_000;
+    }
+    let strategy = &s.strategies[1];
+    let (_, twin) = run_with_twin(&world, strategy, s.seed, s.metrics.bucket);
+    let alone = run(
+        &world.without_triggers(),
+        strategy,
+        s.seed,
+        s.metrics.bucket,
+    );
+    assert!(
+        shown(twin.expect("a twin")) == shown(alone),
+        "20 000 clients: the twin"
+    );
+}

@@ -82,6 +82,7 @@ struct Hold {
 
 /// The retry state of one tier's callers towards it: their policy, and the
 /// budget, breaker and throttle they share.
+#[derive(Clone)]
 struct Callers {
     policy: TierPolicy,
     budget: Option<Budget>,
@@ -90,6 +91,7 @@ struct Callers {
 }
 
 /// The chain's run-time state.
+#[derive(Clone)]
 pub(crate) struct ChainRun {
     /// Tiers 1 and below (tier 0 is the run's server).
     servers: Vec<ServerState>,

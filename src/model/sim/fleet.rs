@@ -18,6 +18,7 @@ use crate::retry::Outcome;
 /// The capacity server's replicas (one unless the scenario asks for a fleet)
 /// and the balancer in front of them. The gauges count the whole fleet: each
 /// replica's last recorded queue and busy workers are kept, with their sums.
+#[derive(Clone)]
 pub(crate) struct Fleet {
     /// The replicas: every slot the fleet may use (an autoscaler's maximum).
     pub(super) replicas: Vec<Server>,
@@ -35,6 +36,7 @@ pub(crate) struct Fleet {
 }
 
 /// What decides which replicas are in the rotation.
+#[derive(Clone)]
 pub(crate) struct Health {
     opts: FleetOptions,
     /// Each slot is a replica in service (started and not scaled away).

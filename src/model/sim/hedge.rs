@@ -23,6 +23,7 @@ use crate::retry::{GiveUp, HedgingConfig, Outcome};
 const RING: usize = 8;
 
 /// The hedging policy of a run and the copies of each slot's request.
+#[derive(Clone)]
 pub(crate) struct Hedges {
     pub(super) cfg: HedgingConfig,
     pub(super) book: CopyBook,
@@ -78,7 +79,7 @@ impl Copies {
 }
 
 /// The copies of each slot's request (users' requests, or a chain's calls).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct CopyBook {
     copies: Vec<Copies>,
 }

@@ -173,6 +173,83 @@ pub fn run(world: &WorldConfig, strategy: &Strategy, seed: u64, bucket: SimDurat
     run_observed(world, strategy, seed, bucket, &mut NoObserver)
 }
 
+/// [`run`], and the run's twin (the same world without its triggers, the
+/// same strategy and seed), or None when the world has no trigger or the run
+/// stopped early. Until the first trigger the two are the same run, event for
+/// event: the twin is forked from the run there instead of simulated from the
+/// start. The result is what [`run`] on `world.without_triggers()` gives:
+/// the fork keeps the events' order (a marker pushed before every other event
+/// stops the run before anything at the trigger's time), and the trigger's
+/// events are taken out of the twin's queue.
+pub fn run_with_twin(
+    world: &WorldConfig,
+    strategy: &Strategy,
+    seed: u64,
+    bucket: SimDuration,
+) -> (RunResult, Option<RunResult>) {
+    let far_events = match &world.load {
+        Load::Closed { clients, .. } | Load::OneShot { clients } => *clients as usize,
+        Load::Open { .. } => 0,
+    };
+    if far_events > WHEEL_ABOVE {
+        with_twin::<true>(world, strategy, seed, bucket)
+    } else {
+        with_twin::<false>(world, strategy, seed, bucket)
+    }
+}
+
+fn with_twin<const WHEEL: bool>(
+    world: &WorldConfig,
+    strategy: &Strategy,
+    seed: u64,
+    bucket: SimDuration,
+) -> (RunResult, Option<RunResult>) {
+    let end = SimTime::ZERO + world.duration;
+    let Some(fork_at) = world
+        .outages
+        .iter()
+        .map(|o| o.start)
+        .min()
+        .filter(|&t| t < end)
+    else {
+        let r = run(world, strategy, seed, bucket);
+        return (r, None);
+    };
+    let calm = world.without_triggers();
+    let (mut obs, mut twin_obs) = (NoObserver, NoObserver);
+    let mut sim = Sim::<NoObserver, WHEEL>::new(world, strategy, seed, bucket, &mut obs);
+    // The marker first, so that it precedes every event due at `fork_at`.
+    sim.queue.push(fork_at, Event::new(Kind::Fork, 0, 0));
+    sim.schedule_start();
+    let mut state = LoopState::new(sim.queue.len(), bucket);
+    let mut aborted = sim.run_until(bucket, fork_at, &mut state);
+    let mut twin = (aborted.is_none()).then(|| {
+        let mut t = sim.fork(&calm, &mut twin_obs);
+        t.queue
+            .retain(|e| !matches!(e.kind, Kind::OutageStart | Kind::OutageEnd));
+        t.outage_targets.clear();
+        (t, state)
+    });
+    if aborted.is_none() {
+        aborted = sim.run_until(bucket, end, &mut state);
+        if aborted.is_none() {
+            sim.now = end;
+        }
+    }
+    let main = sim.finish(state.peak_pending, aborted);
+    let twin = match (main.aborted, twin.take()) {
+        (None, Some((mut t, mut st))) => {
+            let aborted = t.run_until(bucket, end, &mut st);
+            if aborted.is_none() {
+                t.now = end;
+            }
+            Some(t.finish(st.peak_pending, aborted))
+        }
+        _ => None,
+    };
+    (main, twin)
+}
+
 /// [`run`], reporting client-side events to `observer`.
 pub fn run_observed<O: Observer>(
     world: &WorldConfig,
@@ -201,6 +278,7 @@ pub fn run_observed<O: Observer>(
 // a niche in `Server` took four instructions on every handler's path.
 #[allow(clippy::large_enum_variant)]
 #[repr(u8)]
+#[derive(Clone)]
 pub(super) enum ServerState {
     /// Workers and a queue: one server, as every world without a fleet has.
     /// It is kept apart from [`Fleet`] so that its path has no balancer to
@@ -228,6 +306,35 @@ impl ServerState {
             ServerState::One(s) => Some(s),
             ServerState::Fleet(f) => f.replicas.get_mut(r),
             ServerState::Occ(_) => None,
+        }
+    }
+}
+
+/// The run loop's own state: kept across the pause where a run's twin is
+/// forked from it.
+#[derive(Clone, Copy, Debug)]
+struct LoopState {
+    /// The most events pending at a bucket's boundary so far.
+    peak_pending: usize,
+    /// When to look at the pending events next, and when it was last done.
+    next_look: SimTime,
+    last_look: SimTime,
+    /// The stall check: when it last looked, since when the run crawls, and
+    /// for how many checks.
+    checked_at: SimTime,
+    crawl_from: SimTime,
+    stalled: u64,
+}
+
+impl LoopState {
+    fn new(pending: usize, bucket: SimDuration) -> Self {
+        LoopState {
+            peak_pending: pending,
+            next_look: SimTime::ZERO + bucket,
+            last_look: SimTime::ZERO,
+            checked_at: SimTime::ZERO,
+            crawl_from: SimTime::ZERO,
+            stalled: 0,
         }
     }
 }
@@ -345,6 +452,41 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     fn run(mut self, bucket: SimDuration) -> RunResult {
         self.schedule_start();
         let (peak_pending, aborted) = self.run_loop(bucket);
+        self.finish(peak_pending, aborted)
+    }
+
+    /// A copy of this run's state, to go on in `world` (the same world
+    /// without its triggers) as the twin, reporting to `obs`.
+    fn fork<'b>(&self, world: &'b WorldConfig, obs: &'b mut O) -> Sim<'b, O, WHEEL>
+    where
+        'a: 'b,
+    {
+        Sim {
+            world,
+            strategy: self.strategy,
+            queue: self.queue.clone(),
+            rng: self.rng.clone(),
+            slots: self.slots.clone(),
+            server: self.server.clone(),
+            rec: self.rec.clone(),
+            obs,
+            now: self.now,
+            arrivals: self.arrivals,
+            flushed: self.flushed.clone(),
+            budget: self.budget.clone(),
+            breaker: self.breaker.clone(),
+            throttle: self.throttle.clone(),
+            dropped: self.dropped.clone(),
+            backing_off: self.backing_off,
+            per_replica: self.per_replica.clone(),
+            outage_targets: self.outage_targets.clone(),
+            chain: self.chain.clone(),
+            hedges: self.hedges.clone(),
+        }
+    }
+
+    /// The run's result, once its loop has ended.
+    fn finish(self, peak_pending: usize, aborted: Option<Abort>) -> RunResult {
         let in_flight_at_end = self.slots.count_in_progress();
         let (buckets, latency, totals) = self.rec.finish();
         let end = SimTime::ZERO + self.world.duration;
@@ -439,11 +581,32 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     /// events pending at a boundary of the buckets of width `bucket` (looked at
     /// once a bucket, so it costs nothing) and why it stopped early, if it did.
     fn run_loop(&mut self, bucket: SimDuration) -> (usize, Option<Abort>) {
+        let mut state = LoopState::new(self.queue.len(), bucket);
         let end = SimTime::ZERO + self.world.duration;
-        let mut peak_pending = self.queue.len();
-        let mut next_look = SimTime::ZERO + bucket;
-        let mut last_look = SimTime::ZERO;
-        let (mut checked_at, mut crawl_from, mut stalled) = (SimTime::ZERO, SimTime::ZERO, 0u64);
+        let aborted = self.run_until(bucket, end, &mut state);
+        if aborted.is_none() {
+            self.now = end;
+        }
+        (state.peak_pending, aborted)
+    }
+
+    /// Runs the events due before `end` (the one popped at or after it is
+    /// dropped: the run's end, or the fork's marker), carrying the loop's
+    /// own state in `state`; why it stopped early, if it did.
+    fn run_until(
+        &mut self,
+        bucket: SimDuration,
+        end: SimTime,
+        state: &mut LoopState,
+    ) -> Option<Abort> {
+        let LoopState {
+            mut peak_pending,
+            mut next_look,
+            mut last_look,
+            mut checked_at,
+            mut crawl_from,
+            mut stalled,
+        } = *state;
         let stall_limit = self.stall_limit();
         let pending_limit = self.pending_limit();
         // The simulated time a check window must cover for the run to move.
@@ -471,18 +634,17 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                         at_ns: t.0,
                         events,
                     };
-                    return (peak_pending, Some(abort));
+                    state.peak_pending = peak_pending;
+                    return Some(abort);
                 }
                 let pending = self.queue.len();
                 if pending > pending_limit {
-                    return (
-                        peak_pending,
-                        Some(Abort::TooManyPending {
-                            at_ns: t.0,
-                            pending,
-                            limit: pending_limit,
-                        }),
-                    );
+                    state.peak_pending = peak_pending;
+                    return Some(Abort::TooManyPending {
+                        at_ns: t.0,
+                        pending,
+                        limit: pending_limit,
+                    });
                 }
             }
             if t >= next_look {
@@ -513,8 +675,15 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 _ => self.on_rare(ev),
             }
         }
-        self.now = end;
-        (peak_pending, None)
+        *state = LoopState {
+            peak_pending,
+            next_look,
+            last_look,
+            checked_at,
+            crawl_from,
+            stalled,
+        };
+        None
     }
 
     /// The events that come a few times a run (outages, restarts, timers)
@@ -546,6 +715,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Kind::CallSend => self.on_call_send(ev),
             Kind::Hedge => self.on_hedge_timer(ev),
             Kind::CallHedge => self.on_call_hedge_timer(ev),
+            Kind::Fork => {}
             Kind::Begin
             | Kind::Arrival
             | Kind::Send
