@@ -45,48 +45,50 @@ struct Twin {
     aborted: Option<Abort>,
 }
 
+impl From<RunResult> for Twin {
+    fn from(t: RunResult) -> Self {
+        Twin {
+            buckets: t.buckets,
+            events: t.totals.events,
+            aborted: t.aborted,
+        }
+    }
+}
+
 /// The twins a search has run, by what makes them (the world without its
 /// triggers, the strategy but its name, the seed and the bucket width): a
 /// search that runs one setting in worlds that differ only in their
 /// triggers (`sim advise`'s outage lengths) runs each twin once. A twin is a
 /// function of what makes it, so the figures are the same whether it is run
-/// or found here, and whichever thread runs it first.
+/// or found here (two runs that need the same twin at once may both make
+/// it; the first is kept).
 #[derive(Debug, Default)]
 pub struct Twins {
     done: Mutex<HashMap<String, Arc<OnceLock<Twin>>>>,
 }
 
 impl Twins {
-    /// The twin of `world` for `strategy` and `seed`: run now, or kept from
-    /// an earlier call (a call for a twin under way waits for it).
-    fn get(
+    /// The place of the twin of `world` for `strategy` and `seed`, filled
+    /// once it has been run.
+    fn place(
         &self,
         world: &WorldConfig,
         strategy: &Strategy,
         seed: u64,
         bucket: SimDuration,
-    ) -> Twin {
-        let calm = world.without_triggers();
+    ) -> Arc<OnceLock<Twin>> {
         let unnamed = Strategy {
             name: String::new(),
             ..strategy.clone()
         };
-        let key = format!("{calm:?}\n{unnamed:?}\n{seed}\n{bucket:?}");
-        let cell = {
-            // A poisoned lock means a twin's run panicked: that panic is the
-            // one to report, so the map is used as it is.
-            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-            Arc::clone(done.entry(key).or_default())
-        };
-        cell.get_or_init(|| {
-            let t = run(&calm, strategy, seed, bucket);
-            Twin {
-                buckets: t.buckets,
-                events: t.totals.events,
-                aborted: t.aborted,
-            }
-        })
-        .clone()
+        let key = format!(
+            "{:?}\n{unnamed:?}\n{seed}\n{bucket:?}",
+            world.without_triggers()
+        );
+        // A poisoned lock means a twin's run panicked: that panic is the one
+        // to report, so the map is used as it is.
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(done.entry(key).or_default())
     }
 
     /// Twins kept.
@@ -114,22 +116,28 @@ pub fn run_measured_with(
     let (r, twin) = match (triggers.is_empty(), twins) {
         (true, _) => (run(world, strategy, seed, metrics.bucket), None),
         (false, Some(kept)) => {
-            let r = run(world, strategy, seed, metrics.bucket);
-            let twin = r
-                .aborted
-                .is_none()
-                .then(|| kept.get(world, strategy, seed, metrics.bucket));
-            (r, twin)
+            let place = kept.place(world, strategy, seed, metrics.bucket);
+            match place.get() {
+                Some(twin) => {
+                    let r = run(world, strategy, seed, metrics.bucket);
+                    let twin = r.aborted.is_none().then(|| twin.clone());
+                    (r, twin)
+                }
+                None => {
+                    let (r, twin) =
+                        crate::model::run_with_twin(world, strategy, seed, metrics.bucket);
+                    let twin = twin.map(Twin::from);
+                    if let Some(t) = &twin {
+                        let _ = place.set(t.clone());
+                    }
+                    (r, twin)
+                }
+            }
         }
         // The twin forked from the run where the first trigger begins.
         (false, None) => {
             let (r, twin) = crate::model::run_with_twin(world, strategy, seed, metrics.bucket);
-            let twin = twin.map(|t| Twin {
-                buckets: t.buckets,
-                events: t.totals.events,
-                aborted: t.aborted,
-            });
-            (r, twin)
+            (r, twin.map(Twin::from))
         }
     };
     let summary = summarize(
