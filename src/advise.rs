@@ -409,6 +409,16 @@ pub struct Advice {
     pub runs: usize,
 }
 
+/// The services of `s`'s call chain, in the order of a setting's
+/// [`Candidate::calls`] (none without a chain).
+pub fn services(s: &Scenario) -> Vec<&str> {
+    s.world
+        .chain
+        .as_ref()
+        .map(|c| (1..c.tiers()).map(|k| c.name(k)).collect())
+        .unwrap_or_default()
+}
+
 /// Why a scenario cannot be advised on.
 pub fn refusal(s: &Scenario) -> Option<String> {
     if s.sweep.is_some() {

@@ -44,12 +44,7 @@ pub(super) fn advise(
         b.finish_and_clear();
     }
     let worlds = advise::worlds(s.seed);
-    let services: Vec<&str> = s
-        .world
-        .chain
-        .as_ref()
-        .map(|c| (1..c.tiers()).map(|k| c.name(k)).collect())
-        .unwrap_or_default();
+    let services = advise::services(&s);
     // The time goes to stderr: what stdout says is the same on every run.
     if !quiet {
         eprintln!("searched in {:.1} s", started.elapsed().as_secs_f64());

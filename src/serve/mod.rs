@@ -437,12 +437,7 @@ fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
         );
     }
     let a = crate::advise::advise(&s, req.runs, 1, &objective, &|| {});
-    let services: Vec<&str> = s
-        .world
-        .chain
-        .as_ref()
-        .map(|c| (1..c.tiers()).map(|k| c.name(k)).collect())
-        .unwrap_or_default();
+    let services = crate::advise::services(&s);
     let points = a
         .finalists
         .iter()

@@ -731,11 +731,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             .chain
             .as_mut()
             .expect("a chain's handler runs with a chain");
+        let hedging = c.hedging(tier);
+        let cancel = hedging.is_some_and(|h| h.cancel);
         let (slots, book) = (&c.slots, &c.book);
-        let cancel = c.callers[tier]
-            .as_ref()
-            .and_then(|k| k.policy.strategy.hedging)
-            .is_some_and(|h| h.cancel);
         let Some(server) = c.servers.get_mut(tier - 1).and_then(|s| s.replica(r)) else {
             return;
         };
@@ -773,20 +771,23 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         // The answer of a hedged call's copy whose caller has its answer
         // already is of no use; it is not sent if the caller cancelled it.
-        let wanted = {
+        let wanted = hedging.is_none() || {
             let c = self.chain();
-            c.hedging(tier).is_none() || c.book.wanted(&c.slots, &done.job)
+            c.book.wanted(&c.slots, &done.job)
         };
-        let cancelled = !wanted && self.chain().hedging(tier).is_some_and(|h| h.cancel);
-        let delivered = !cancelled && self.respond_call(done.job, outcome, None) && wanted;
+        // One its caller no longer waits for is still answered (the hop
+        // drawn, the answer thrown away there) unless the caller's
+        // cancellation reached the callee.
+        let answered = (wanted || !cancel) && self.respond_call(done.job, outcome, None);
+        let delivered = answered && wanted;
         let t = &mut self.chain().totals[tier];
         t.work_ns += local.0;
         if !delivered {
             t.wasted_ns += local.0;
-        } else if outcome == Outcome::Ok && self.chain().hedging(tier).is_none() {
+        } else if outcome == Outcome::Ok && hedging.is_none() {
             // (A hedged call's OK is counted when it ends the call: two
             // copies may both answer OK.)
-            self.chain().totals[tier].ok += 1;
+            t.ok += 1;
         }
     }
 

@@ -187,11 +187,7 @@ pub fn run_with_twin(
     seed: u64,
     bucket: SimDuration,
 ) -> (RunResult, Option<RunResult>) {
-    let far_events = match &world.load {
-        Load::Closed { clients, .. } | Load::OneShot { clients } => *clients as usize,
-        Load::Open { .. } => 0,
-    };
-    if far_events > WHEEL_ABOVE {
+    if wheel_pays(world) {
         with_twin::<true>(world, strategy, seed, bucket)
     } else {
         with_twin::<false>(world, strategy, seed, bucket)
@@ -222,32 +218,33 @@ fn with_twin<const WHEEL: bool>(
     sim.queue.push(fork_at, Event::new(Kind::Fork, 0, 0));
     sim.schedule_start();
     let mut state = LoopState::new(sim.queue.len(), bucket);
-    let mut aborted = sim.run_until(bucket, fork_at, &mut state);
-    let mut twin = (aborted.is_none()).then(|| {
-        let mut t = sim.fork(&calm, &mut twin_obs);
-        t.queue
-            .retain(|e| !matches!(e.kind, Kind::OutageStart | Kind::OutageEnd));
-        t.outage_targets.clear();
-        (t, state)
-    });
-    if aborted.is_none() {
-        aborted = sim.run_until(bucket, end, &mut state);
-        if aborted.is_none() {
-            sim.now = end;
-        }
+    if let Some(aborted) = sim.run_until(bucket, fork_at, &mut state) {
+        return (sim.finish(state.peak_pending, Some(aborted)), None);
     }
+    let mut twin = sim.fork(&calm, &mut twin_obs);
+    twin.queue
+        .retain(|e| !matches!(e.kind, Kind::OutageStart | Kind::OutageEnd));
+    twin.outage_targets.clear();
+    let mut twin_state = state;
+    let aborted = sim.run_to_end(bucket, &mut state);
     let main = sim.finish(state.peak_pending, aborted);
-    let twin = match (main.aborted, twin.take()) {
-        (None, Some((mut t, mut st))) => {
-            let aborted = t.run_until(bucket, end, &mut st);
-            if aborted.is_none() {
-                t.now = end;
-            }
-            Some(t.finish(st.peak_pending, aborted))
-        }
-        _ => None,
+    // A run that had to stop is reported as such; its twin would not help.
+    if main.aborted.is_some() {
+        return (main, None);
+    }
+    let aborted = twin.run_to_end(bucket, &mut twin_state);
+    (main, Some(twin.finish(twin_state.peak_pending, aborted)))
+}
+
+/// Whether a run of `world` is faster with the wheel as the event queue's
+/// far lane: a client keeps at most one far event in the queue (its next
+/// request or its next retry), so it pays with enough clients.
+fn wheel_pays(world: &WorldConfig) -> bool {
+    let far_events = match &world.load {
+        Load::Closed { clients, .. } | Load::OneShot { clients } => *clients as usize,
+        Load::Open { .. } => 0,
     };
-    (main, twin)
+    far_events > WHEEL_ABOVE
 }
 
 /// [`run`], reporting client-side events to `observer`.
@@ -258,13 +255,7 @@ pub fn run_observed<O: Observer>(
     bucket: SimDuration,
     observer: &mut O,
 ) -> RunResult {
-    // A client keeps at most one far event in the queue (its next request or
-    // its next retry): with enough clients the far lane had better be a wheel.
-    let far_events = match &world.load {
-        Load::Closed { clients, .. } | Load::OneShot { clients } => *clients as usize,
-        Load::Open { .. } => 0,
-    };
-    if far_events > WHEEL_ABOVE {
+    if wheel_pays(world) {
         Sim::<O, true>::new(world, strategy, seed, bucket, observer).run(bucket)
     } else {
         Sim::<O, false>::new(world, strategy, seed, bucket, observer).run(bucket)
@@ -582,12 +573,19 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     /// once a bucket, so it costs nothing) and why it stopped early, if it did.
     fn run_loop(&mut self, bucket: SimDuration) -> (usize, Option<Abort>) {
         let mut state = LoopState::new(self.queue.len(), bucket);
+        let aborted = self.run_to_end(bucket, &mut state);
+        (state.peak_pending, aborted)
+    }
+
+    /// [`Sim::run_until`] the run's end, where the clock then stands unless
+    /// the run stopped early.
+    fn run_to_end(&mut self, bucket: SimDuration, state: &mut LoopState) -> Option<Abort> {
         let end = SimTime::ZERO + self.world.duration;
-        let aborted = self.run_until(bucket, end, &mut state);
+        let aborted = self.run_until(bucket, end, state);
         if aborted.is_none() {
             self.now = end;
         }
-        (state.peak_pending, aborted)
+        aborted
     }
 
     /// Runs the events due before `end` (the one popped at or after it is
