@@ -9,6 +9,18 @@ use super::style::{self, FONT, LABEL_SIZE};
 use super::{PlotError, draw_err, render_png, timechart};
 use crate::advise::{Advice, Metric, Objective};
 
+/// A label's box in pixels: left, top, width, height.
+type Boxed = (i32, i32, i32, i32);
+
+/// A label's height, and the width of one of its characters (digits, a
+/// comma or a space, at the labels' size), in pixels.
+const LABEL_H: i32 = 16;
+const CHAR_W: i32 = 9;
+
+fn overlap(a: Boxed, b: Boxed) -> bool {
+    a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
+}
+
 /// Draws `a`'s finalists; `title` names the scenario.
 pub fn render(title: &str, a: &Advice, objective: &Objective) -> Result<Vec<u8>, PlotError> {
     let point = |i: usize| {
@@ -95,13 +107,35 @@ pub fn render(title: &str, a: &Advice, objective: &Objective) -> Result<Vec<u8>,
                     .map_err(draw_err)?;
             }
         }
+        // Each label beside its point where it overlaps no point, no label
+        // placed before it and not the pick's caption: above right, below
+        // right, above left or below left, in that order.
+        let mut taken: Vec<Boxed> = (0..n)
+            .map(|i| {
+                let (x, y) = chart.backend_coord(&point(i));
+                (x - 6, y - 6, 12, 12)
+            })
+            .collect();
+        if let Some(i) = a.pick {
+            let (x, y) = chart.backend_coord(&point(i));
+            taken.push((x + 20, y - 10, 36, LABEL_H));
+        }
         for (p, names) in labels {
+            let text = names.join(", ");
+            let (x, y) = chart.backend_coord(&p);
+            let w = text.chars().count() as i32 * CHAR_W;
+            let places = [(8, -18), (8, 6), (-8 - w, -18), (-8 - w, 6)];
+            let at = places
+                .iter()
+                .copied()
+                .find(|&(dx, dy)| {
+                    let b = (x + dx, y + dy, w, LABEL_H);
+                    !taken.iter().any(|t| overlap(*t, b))
+                })
+                .unwrap_or(places[0]);
+            taken.push((x + at.0, y + at.1, w, LABEL_H));
             let label = EmptyElement::at(p)
-                + Text::new(
-                    names.join(", "),
-                    (8, -18),
-                    (FONT, LABEL_SIZE - 4).into_font().color(&BLACK),
-                );
+                + Text::new(text, at, (FONT, LABEL_SIZE - 4).into_font().color(&BLACK));
             chart
                 .draw_series(std::iter::once(label))
                 .map_err(draw_err)?;
