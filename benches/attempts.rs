@@ -3,7 +3,10 @@
 //! simulates, on one thread.
 //!
 //! - `main/<strategy>`: the main scenario (`scenarios/outage.toml`), each
-//!   strategy measured as `sim run` measures it, its twin included.
+//!   strategy with its own twin; `main/all-with-twins`: its four strategies
+//!   as `sim run` measures them, sharing the twin they have in common;
+//!   `main/all-runs-only`: the four runs without twins (the twins' share of
+//!   the cost is one minus the ratio of the last two).
 //! - `aws-sweep`: the whole AWS sweep (`scenarios/aws-jitter.toml`, 9500
 //!   runs of the OCC world), on a pool of one thread.
 //! - `million`: the ideal-server world with a million closed-loop clients
@@ -38,6 +41,37 @@ fn main_scenario(c: &mut Criterion) {
         group.throughput(Throughput::Elements(measure().run.totals.attempts));
         group.bench_function(&strategy.name, |b| b.iter(|| black_box(measure())));
     }
+    // The whole scenario as `sim run` simulates it (strategies whose twins
+    // are the same share one), against its runs alone: the twins' share of
+    // the cost is one minus the ratio of their times.
+    let attempts: u64 = s
+        .strategies
+        .iter()
+        .map(|x| {
+            model::run_measured(&s.world, x, s.seed, &s.metrics)
+                .run
+                .totals
+                .attempts
+        })
+        .sum();
+    group.throughput(Throughput::Elements(attempts));
+    group.bench_function("all-with-twins", |b| {
+        b.iter(|| {
+            let twins = model::Twins::default();
+            for strategy in &s.strategies {
+                let m =
+                    model::run_measured_with(&s.world, strategy, s.seed, &s.metrics, Some(&twins));
+                black_box(m);
+            }
+        })
+    });
+    group.bench_function("all-runs-only", |b| {
+        b.iter(|| {
+            for strategy in &s.strategies {
+                black_box(model::run(&s.world, strategy, s.seed, s.metrics.bucket));
+            }
+        })
+    });
     group.finish();
 }
 

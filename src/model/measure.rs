@@ -3,12 +3,13 @@
 //! measure runs this way, so their figures are the same figures.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::SimDuration;
 use crate::metrics::{Bucket, MetricsConfig, Summary, summarize};
-use crate::model::{Abort, RunResult, WorldConfig, run};
-use crate::retry::Strategy;
+use crate::model::{Abort, RunResult, WorldConfig, run, run_with_twin, run_with_twin_then};
+use crate::retry::{Backoff, BreakerConfig, Outcome, RetryPolicy, Strategy};
 
 /// A run, its twin's buckets and its summary.
 #[derive(Clone, Debug)]
@@ -43,55 +44,176 @@ struct Twin {
     buckets: Vec<Bucket>,
     events: u64,
     aborted: Option<Abort>,
+    /// Whether every attempt of the users (and, in a chain, of the calls
+    /// between services) was answered OK and none was refused at the
+    /// client: no retry setting was ever asked for anything (see
+    /// [`calm_part`]).
+    calm: bool,
 }
 
 impl From<RunResult> for Twin {
     fn from(t: RunResult) -> Self {
+        let totals = &t.totals;
+        let answered_ok = totals.outcomes[Outcome::Ok as usize];
+        // The calls below the users', in a chain: none retried, failed or
+        // refused (a failed attempt is retried or fails its call).
+        let calls_calm = t.tiers.iter().flatten().skip(1).all(|tier| {
+            let c = &tier.totals;
+            c.retries == 0 && c.calls_failed == 0 && c.rejected_locally == 0
+        });
+        let calm = t.aborted.is_none()
+            && totals.outcomes.iter().sum::<u64>() == answered_ok
+            && totals.retries == 0
+            && totals.failed() == 0
+            && totals.rejected_locally == 0
+            && calls_calm;
         Twin {
             buckets: t.buckets,
             events: t.totals.events,
             aborted: t.aborted,
+            calm,
         }
     }
 }
 
-/// The twins a search has run, by what makes them (the world without its
-/// triggers, the strategy but its name, the seed and the bucket width): a
-/// search that runs one setting in worlds that differ only in their
-/// triggers (`sim advise`'s outage lengths) runs each twin once. A twin is a
-/// function of what makes it, so the figures are the same whether it is run
-/// or found here (two runs that need the same twin at once may both make
-/// it; the first is kept).
-#[derive(Debug, Default)]
-pub struct Twins {
-    done: Mutex<HashMap<String, Arc<OnceLock<Twin>>>>,
+/// What of `strategy` a run can act on while every attempt is answered OK
+/// (a calm twin's run): the strategy without the settings that are read only
+/// once an attempt has failed or been refused at the client. Two strategies
+/// with the same calm part have the same calm twin, event for event:
+///
+/// - the backoff, the retry count, which outcomes are retried and how a
+///   Retry-After is used are read only to decide on a retry;
+/// - a retry budget is told of each request and success but only decides on
+///   retries, and draws nothing;
+/// - a breaker whose failure rate is above zero, told only of successes,
+///   never opens (and draws only when it opens), as long as an OK answer is
+///   not one of the outcomes it counts as a failure.
+///
+/// Kept, because they act on answered attempts too: the timeout and the
+/// deadline (their timers are events), the throttle (it may draw before an
+/// attempt while answers are outstanding), and hedging (whole: its copies go
+/// out on a timer). The settings of a chain's calls are taken the same way.
+fn calm_part(strategy: &Strategy) -> Strategy {
+    let mut calm = Strategy {
+        name: String::new(),
+        ..strategy.clone()
+    };
+    if calm.hedging.is_some() {
+        return calm;
+    }
+    let policy = &strategy.policy;
+    calm.backoff = Backoff::default();
+    calm.policy = RetryPolicy {
+        timeout: policy.timeout,
+        deadline: policy.deadline,
+        ..RetryPolicy::default()
+    };
+    calm.budget = None;
+    let inert = |b: &BreakerConfig| b.failure_rate > 0.0 && !policy.retry_on.contains(Outcome::Ok);
+    if calm.breaker.as_ref().is_some_and(inert) {
+        calm.breaker = None;
+    }
+    for tier in &mut calm.tiers {
+        tier.strategy = calm_part(&tier.strategy);
+    }
+    calm
 }
 
+/// The twins runs have simulated, kept for other runs that need the same
+/// twin: a twin is a function of the world without its triggers, the
+/// strategy, the seed and the bucket width, so the figures are the same
+/// whether it is run or found here.
+///
+/// - By the whole strategy (but its name): a search that runs one setting in
+///   worlds that differ only in their triggers (`sim advise`'s outage
+///   lengths) runs each twin once.
+/// - By the strategy's calm part ([`calm_part`]), for a calm twin: the
+///   strategies of a scenario that differ in how they retry, in a world
+///   whose twin never fails an attempt, share one twin (the main scenario's
+///   four strategies do).
+///
+/// Two runs that need the same twin at once may both make it (the first is
+/// kept), except that a run about to simulate a twin waits for one another
+/// run is simulating under the same calm part, and takes it if it is calm.
+#[derive(Debug)]
+pub struct Twins {
+    done: Mutex<HashMap<String, Arc<OnceLock<Twin>>>>,
+    /// Calm twins by calm part; `None` where the first twin made was not
+    /// calm (then each run makes its own).
+    calm: Mutex<HashMap<String, Arc<OnceLock<Option<Twin>>>>>,
+    /// Runs still to come before the twins can be let go.
+    runs_left: AtomicUsize,
+    /// Twins simulated.
+    simulated: AtomicUsize,
+}
+
+impl Default for Twins {
+    fn default() -> Self {
+        Twins::for_runs(usize::MAX)
+    }
+}
+
+/// Where one twin is kept.
+type Place<T> = Arc<OnceLock<T>>;
+
 impl Twins {
-    /// The place of the twin of `world` for `strategy` and `seed`, filled
-    /// once it has been run.
-    fn place(
+    /// Twins kept for `runs` runs: once that many have been measured with
+    /// them, the twins are let go (a sweep's runs of one point and seed).
+    pub fn for_runs(runs: usize) -> Self {
+        Twins {
+            done: Mutex::default(),
+            calm: Mutex::default(),
+            runs_left: AtomicUsize::new(runs),
+            simulated: AtomicUsize::new(0),
+        }
+    }
+
+    fn key(world: &WorldConfig, strategy: &Strategy, seed: u64, bucket: SimDuration) -> String {
+        format!(
+            "{:?}\n{strategy:?}\n{seed}\n{bucket:?}",
+            world.without_triggers()
+        )
+    }
+
+    /// The places of the twin of `world` for `strategy` and `seed`: by the
+    /// whole strategy, and by its calm part.
+    fn places(
         &self,
         world: &WorldConfig,
         strategy: &Strategy,
         seed: u64,
         bucket: SimDuration,
-    ) -> Arc<OnceLock<Twin>> {
+    ) -> (Place<Twin>, Place<Option<Twin>>) {
         let unnamed = Strategy {
             name: String::new(),
             ..strategy.clone()
         };
-        let key = format!(
-            "{:?}\n{unnamed:?}\n{seed}\n{bucket:?}",
-            world.without_triggers()
-        );
+        let exact = Self::key(world, &unnamed, seed, bucket);
+        let calm = Self::key(world, &calm_part(strategy), seed, bucket);
         // A poisoned lock means a twin's run panicked: that panic is the one
-        // to report, so the map is used as it is.
-        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(done.entry(key).or_default())
+        // to report, so the maps are used as they are.
+        let exact = {
+            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(done.entry(exact).or_default())
+        };
+        let mut kept = self.calm.lock().unwrap_or_else(|e| e.into_inner());
+        (exact, Arc::clone(kept.entry(calm).or_default()))
     }
 
-    /// Twins kept.
+    /// A run has been measured: the last lets the twins go.
+    fn run_done(&self) {
+        if self.runs_left.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.done.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.calm.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
+    }
+
+    /// Twins simulated so far (the others were found).
+    pub fn simulated(&self) -> usize {
+        self.simulated.load(Ordering::Relaxed)
+    }
+
+    /// Twins kept (by the whole strategy).
     pub fn len(&self) -> usize {
         self.done.lock().map_or(0, |d| d.len())
     }
@@ -100,6 +222,11 @@ impl Twins {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// A twin kept in `exact`, or a calm one in `calm`.
+fn found(exact: &OnceLock<Twin>, calm: &OnceLock<Option<Twin>>) -> Option<Twin> {
+    exact.get().or_else(|| calm.get()?.as_ref()).cloned()
 }
 
 /// [`run_measured`], the twin taken from `twins` when it is there (and kept
@@ -112,31 +239,44 @@ pub fn run_measured_with(
     twins: Option<&Twins>,
 ) -> Measured {
     let triggers = world.trigger_windows();
+    let bucket = metrics.bucket;
     // A run that had to stop is reported as such; its twin would not help.
     let (r, twin) = match (triggers.is_empty(), twins) {
-        (true, _) => (run(world, strategy, seed, metrics.bucket), None),
+        (true, _) => (run(world, strategy, seed, bucket), None),
         (false, Some(kept)) => {
-            let place = kept.place(world, strategy, seed, metrics.bucket);
-            match place.get() {
+            let (exact, calm) = kept.places(world, strategy, seed, bucket);
+            let measured = match found(&exact, &calm) {
                 Some(twin) => {
-                    let r = run(world, strategy, seed, metrics.bucket);
-                    let twin = r.aborted.is_none().then(|| twin.clone());
+                    let r = run(world, strategy, seed, bucket);
+                    let twin = r.aborted.is_none().then_some(twin);
                     (r, twin)
                 }
-                None => {
-                    let (r, twin) =
-                        crate::model::run_with_twin(world, strategy, seed, metrics.bucket);
-                    let twin = twin.map(Twin::from);
-                    if let Some(t) = &twin {
-                        let _ = place.set(t.clone());
-                    }
-                    (r, twin)
-                }
-            }
+                // The twin forked from the run, simulated only if no other
+                // run has kept it by the time this one ends.
+                None => run_with_twin_then(world, strategy, seed, bucket, |simulate| {
+                    let mut simulate = || {
+                        kept.simulated.fetch_add(1, Ordering::Relaxed);
+                        Twin::from(simulate())
+                    };
+                    let twin = found(&exact, &calm).unwrap_or_else(|| {
+                        let mut made = None;
+                        let shared = calm.get_or_init(|| {
+                            let twin = simulate();
+                            made = Some(twin.clone());
+                            twin.calm.then_some(twin)
+                        });
+                        made.or_else(|| shared.clone()).unwrap_or_else(simulate)
+                    });
+                    let _ = exact.set(twin.clone());
+                    twin
+                }),
+            };
+            kept.run_done();
+            measured
         }
         // The twin forked from the run where the first trigger begins.
         (false, None) => {
-            let (r, twin) = crate::model::run_with_twin(world, strategy, seed, metrics.bucket);
+            let (r, twin) = run_with_twin(world, strategy, seed, bucket);
             (r, twin.map(Twin::from))
         }
     };
@@ -193,5 +333,80 @@ mod tests {
         // Another seed is another twin.
         run_measured_with(&world, &strategy, 4, &s.metrics, Some(&twins));
         assert_eq!(twins.len(), 2);
+    }
+
+    /// Settings read only after a failure are not in the calm part; those
+    /// that act on answered attempts are.
+    #[test]
+    fn the_calm_part_keeps_what_acts_on_answered_attempts() {
+        use crate::retry::{BackoffKind, HedgingConfig};
+        let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml"))
+            .expect("the shipped scenario is valid");
+        let base = s.strategies[0].clone();
+        let mut other = s.strategies[2].clone();
+        other.backoff.kind = BackoffKind::DecorrelatedJitter;
+        other.policy.max_retries = 1;
+        other.policy.retry_on = [Outcome::Reset].into_iter().collect();
+        let budgets = crate::scenario::load(std::path::Path::new("scenarios/budgets.toml"))
+            .expect("the shipped scenario is valid");
+        other.budget = budgets.strategies.iter().find_map(|x| x.budget.clone());
+        assert!(other.budget.is_some());
+        let breaker = BreakerConfig {
+            failure_rate: 0.5,
+            window: 10,
+            min_calls: 5,
+            open_for: SimDuration::from_secs(1),
+            jitter: 0.0,
+            probes: 1,
+        };
+        other.breaker = Some(breaker.clone());
+        assert_eq!(calm_part(&base), calm_part(&other));
+        // A breaker that opens on no failure at all, or counts an OK as one,
+        // acts on a calm run.
+        for (rate, ok_fails) in [(0.0, false), (0.5, true)] {
+            let mut b = other.clone();
+            b.breaker = Some(BreakerConfig {
+                failure_rate: rate,
+                ..breaker.clone()
+            });
+            if ok_fails {
+                b.policy.retry_on.insert(Outcome::Ok);
+            }
+            assert_ne!(calm_part(&base), calm_part(&b), "{rate} {ok_fails}");
+        }
+        let mut t = other.clone();
+        t.policy.timeout = Some(SimDuration::from_millis(900));
+        assert_ne!(calm_part(&base), calm_part(&t));
+        let mut d = other.clone();
+        d.policy.deadline = Some(SimDuration::from_secs(5));
+        assert_ne!(calm_part(&base), calm_part(&d));
+        // Hedging keeps the whole strategy: its copies go out on a timer.
+        let hedged = |max_retries| {
+            let mut h = base.clone();
+            h.policy.max_retries = max_retries;
+            h.hedging = Some(HedgingConfig {
+                max_attempts: 2,
+                delay: SimDuration::from_millis(50),
+                cancel: true,
+            });
+            calm_part(&h)
+        };
+        assert_ne!(hedged(1), hedged(2));
+    }
+
+    /// A sweep's twins are let go once the runs that may use them are done.
+    #[test]
+    fn twins_kept_for_some_runs_are_let_go_after_them() {
+        let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml"))
+            .expect("the shipped scenario is valid");
+        let mut world = s.world_for(0).into_owned();
+        world.duration = SimDuration::from_secs(25);
+        let twins = Twins::for_runs(2);
+        let first = run_measured_with(&world, &s.strategies[0], 1, &s.metrics, Some(&twins));
+        assert_eq!(twins.len(), 1);
+        let second = run_measured_with(&world, &s.strategies[1], 1, &s.metrics, Some(&twins));
+        assert_eq!(twins.simulated(), 1, "the calm twin is shared");
+        assert_eq!(first.twin, second.twin);
+        assert!(twins.is_empty());
     }
 }

@@ -21,4 +21,7 @@ pub use config::{
 pub use dist::Dist;
 pub use measure::{Measured, Twins, run_measured, run_measured_with};
 pub use observer::{NoObserver, Observer};
-pub use sim::{Abort, MAX_PENDING, RunResult, SIMULATED_NS, run, run_observed, run_with_twin};
+pub use sim::{
+    Abort, MAX_PENDING, RunResult, SIMULATED_NS, run, run_observed, run_with_twin,
+    run_with_twin_then,
+};

@@ -15,13 +15,15 @@ use crate::scenario::Scenario;
 pub fn simulate(s: &Scenario) -> Report {
     let capacity = s.world.capacity_per_s();
     let outages: Vec<_> = s.world.outages.iter().map(|o| (o.start, o.end)).collect();
+    // Strategies whose twins are the same share one (see `model::Twins`).
+    let twins = model::Twins::default();
     let runs = s
         .strategies
         .par_iter()
         .enumerate()
         .map(|(i, strategy)| {
             let world = s.world_for(i);
-            let m = model::run_measured(&world, strategy, s.seed, &s.metrics);
+            let m = model::run_measured_with(&world, strategy, s.seed, &s.metrics, Some(&twins));
             let names = world
                 .chain
                 .as_ref()

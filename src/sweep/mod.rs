@@ -9,6 +9,7 @@
 pub mod figures;
 pub mod shard;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
@@ -150,17 +151,34 @@ pub fn run_cells(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<CellResult> {
     let done = AtomicUsize::new(0);
+    // The strategies of one point and replication run with the same seed: those
+    // whose twins are the same share one (see `model::Twins`), let go once the
+    // last of them has run.
+    let reps = sweep.replications as usize;
+    let group = |cell: usize| {
+        let (p, _, r) = locate(sweep, cell);
+        p * reps + r as usize
+    };
+    let mut runs: HashMap<usize, usize> = HashMap::new();
+    for &cell in cells {
+        *runs.entry(group(cell)).or_default() += 1;
+    }
+    let twins: HashMap<usize, model::Twins> = runs
+        .into_iter()
+        .map(|(g, n)| (g, model::Twins::for_runs(n)))
+        .collect();
     cells
         .par_iter()
         .map(|&cell| {
             let (p, k, r) = locate(sweep, cell);
             let point = &sweep.points[p];
             let world = &point.worlds[k];
-            let m = model::run_measured(
+            let m = model::run_measured_with(
                 world,
                 &point.strategies[k],
                 derive_seed(s.seed, p, r),
                 &s.metrics,
+                twins.get(&group(cell)),
             );
             let out = &m.run;
             let figures = figures::measure(

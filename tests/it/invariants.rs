@@ -249,6 +249,62 @@ fn pending_events_do_not_grow_with_the_length_of_a_run() {
     }
 }
 
+/// Strategies share a twin only where each would have made that very twin:
+/// for every strategy of every shipped world with a trigger (and the
+/// fixtures that switch on every mechanism), the twin and the figures of a
+/// run measured with the twins other strategies left are what they are with
+/// the run's own twin. Worlds whose twins fail attempts (the blackhole, the
+/// budgets, the open loop) must not share; the main scenario's four
+/// strategies share one twin.
+#[test]
+fn a_shared_twin_is_each_strategys_own_twin() {
+    use retry_storm::model::{Twins, run_measured, run_measured_with};
+    let mut simulated = Vec::new();
+    for file in [
+        "scenarios/outage.toml",
+        "scenarios/ideal-server.toml",
+        "scenarios/blackhole.toml",
+        "scenarios/budgets.toml",
+        "scenarios/open-vs-closed.toml",
+        "scenarios/libraries.toml",
+        "scenarios/call-chain.toml",
+        "scenarios/fleet.toml",
+        "scenarios/zone.toml",
+        "scenarios/autoscale.toml",
+        "scenarios/metastable.toml",
+        "scenarios/server-side.toml",
+        "scenarios/unavailable.toml",
+        "tests/fixtures/everything.toml",
+        "tests/fixtures/overload.toml",
+    ] {
+        let s = scenario::load(Path::new(file)).unwrap();
+        let twins = Twins::default();
+        for (i, strategy) in s.strategies.iter().enumerate() {
+            let world = s.world_for(i);
+            let own = run_measured(&world, strategy, s.seed, &s.metrics);
+            let shared = run_measured_with(&world, strategy, s.seed, &s.metrics, Some(&twins));
+            let who = format!("{file}, strategy {}", strategy.name);
+            assert!(own.twin.is_some(), "{who}: a twin");
+            assert!(own.twin == shared.twin, "{who}: the twin");
+            assert_eq!(own.twin_events, shared.twin_events, "{who}: its events");
+            assert_eq!(own.summary, shared.summary, "{who}: the figures");
+        }
+        simulated.push((file, twins.simulated(), s.strategies.len()));
+    }
+    let of = |file: &str| simulated.iter().find(|s| s.0 == file).unwrap();
+    assert_eq!(of("scenarios/outage.toml").1, 1, "{simulated:?}");
+    assert_eq!(of("scenarios/libraries.toml").1, 2, "{simulated:?}");
+    // Five strategies, two deadline propagations: the calls' retry settings
+    // are shared like the users'.
+    assert_eq!(of("scenarios/call-chain.toml").1, 2, "{simulated:?}");
+    for file in ["scenarios/blackhole.toml", "scenarios/budgets.toml"] {
+        assert!(
+            of(file).1 > 1,
+            "{file} fails attempts in its twin: {simulated:?}"
+        );
+    }
+}
+
 /// A run's twin is forked from the run where its first trigger begins
 /// (`model::run_with_twin`): it must be, byte for byte, the run of the world
 /// without its triggers from the start, and the run itself what `run` gives,

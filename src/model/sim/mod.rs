@@ -187,19 +187,36 @@ pub fn run_with_twin(
     seed: u64,
     bucket: SimDuration,
 ) -> (RunResult, Option<RunResult>) {
-    if wheel_pays(world) {
-        with_twin::<true>(world, strategy, seed, bucket)
-    } else {
-        with_twin::<false>(world, strategy, seed, bucket)
-    }
+    run_with_twin_then(world, strategy, seed, bucket, |simulate| simulate())
 }
 
-fn with_twin<const WHEEL: bool>(
+/// [`run_with_twin`], where the twin, forked where the first trigger
+/// begins, is simulated only if `twin` asks for it once the run has ended:
+/// `twin` is given the means to simulate it (called again, it returns the
+/// same twin) and returns what stands for the twin, perhaps a twin found
+/// elsewhere in the meantime. It is not called when the world has no
+/// trigger or the run stopped early.
+pub fn run_with_twin_then<T>(
     world: &WorldConfig,
     strategy: &Strategy,
     seed: u64,
     bucket: SimDuration,
-) -> (RunResult, Option<RunResult>) {
+    twin: impl FnOnce(&mut dyn FnMut() -> RunResult) -> T,
+) -> (RunResult, Option<T>) {
+    if wheel_pays(world) {
+        with_twin::<true, T>(world, strategy, seed, bucket, twin)
+    } else {
+        with_twin::<false, T>(world, strategy, seed, bucket, twin)
+    }
+}
+
+fn with_twin<const WHEEL: bool, T>(
+    world: &WorldConfig,
+    strategy: &Strategy,
+    seed: u64,
+    bucket: SimDuration,
+    then: impl FnOnce(&mut dyn FnMut() -> RunResult) -> T,
+) -> (RunResult, Option<T>) {
     let end = SimTime::ZERO + world.duration;
     let Some(fork_at) = world
         .outages
@@ -232,8 +249,17 @@ fn with_twin<const WHEEL: bool>(
     if main.aborted.is_some() {
         return (main, None);
     }
-    let aborted = twin.run_to_end(bucket, &mut twin_state);
-    (main, Some(twin.finish(twin_state.peak_pending, aborted)))
+    let mut twin = Some(twin);
+    let mut done: Option<RunResult> = None;
+    let mut simulate = || {
+        if let Some(mut twin) = twin.take() {
+            let aborted = twin.run_to_end(bucket, &mut twin_state);
+            done = Some(twin.finish(twin_state.peak_pending, aborted));
+        }
+        done.clone().expect("the twin has been simulated")
+    };
+    let t = then(&mut simulate);
+    (main, Some(t))
 }
 
 /// Whether a run of `world` is faster with the wheel as the event queue's
