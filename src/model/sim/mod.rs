@@ -679,6 +679,9 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             }
             self.now = t;
             self.rec.advance(t);
+            if let Some(next) = self.queue.next_hint() {
+                self.slots.prefetch(next.slot);
+            }
             match ev.kind {
                 Kind::Begin => {
                     let bad = self.draw_bad(false);
