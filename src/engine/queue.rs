@@ -1,13 +1,16 @@
-//! The event queue: three lanes merged on pop, each ordered by (time, insertion
+//! The event queue: lanes merged on pop, each ordered by (time, insertion
 //! sequence):
 //! - a *near* binary heap for events due within a horizon (network hops, service
 //!   completions): the busy lane, kept small so its operations stay cheap;
-//! - a *far* lane for the rest (think times, backoff delays): a binary heap or,
-//!   in an `EventQueue<E, true>`, a wheel of unsorted buckets (a one-rung calendar
-//!   queue, after Brown, "Calendar queues", CACM 31(10), 1988) whose next bucket is
-//!   moved into the near heap when the clock reaches it, the heap keeping only the
-//!   events beyond the wheel's span;
+//! - a *far* lane for the rest (think times, backoff delays): a binary heap;
 //! - a FIFO for events pushed in time order (fixed-length timers).
+//!
+//! An `EventQueue<E, true>` (a run with many clients) has a wheel instead: every
+//! event not due before the wheel's window goes into one of its unsorted
+//! buckets (a one-rung calendar queue, after Brown, "Calendar queues", CACM
+//! 31(10), 1988); when the clock reaches a bucket it is sorted and popped from
+//! in order, the near heap keeping only events pushed into the bucket being
+//! popped, and a heap only the events beyond the wheel's span.
 //!
 //! Equal times come out in insertion order whichever lane holds them, because the
 //! lanes share one sequence counter and the key packs `time << 64 | sequence` into
@@ -18,7 +21,10 @@
 //! Why a wheel: with a heap as the far lane every think time is popped from a heap
 //! with an entry per client. At 1000 clients that heap fits in cache and costs
 //! little; at 100 000 clients it no longer does, and the wheel made the whole run
-//! about 1.3 times faster (the book, docs/src/speed.md). Which far lane a queue has is a type
+//! about 1.3 times faster. At a million the near heap itself held tens of
+//! thousands of hops and services and no longer fitted either: sorting each
+//! bucket of a few thousand events instead made the run 1.25 times faster again
+//! (the book, docs/src/speed.md). Which far lane a queue has is a type
 //! parameter rather than a run-time switch: the run loop is compiled once for
 //! each, and the heap's stays exactly as lean as it was without the wheel.
 
@@ -51,10 +57,10 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// Buckets in the wheel of the far lane: with the width below, the span covers
-/// the think times and backoffs of the shipped scenarios; later events wait in
-/// the overflow heap.
-const WHEEL_BUCKETS: usize = 2048;
+/// Buckets in the wheel: with the width below (2.1 ms in the ideal-server
+/// world), a span of 34 s, which covers the think times and most backoffs of
+/// the shipped scenarios; later events wait in the overflow heap.
+const WHEEL_BUCKETS: usize = 16384;
 
 /// Far events pending above which a wheel beats a heap: 16384 entries of 32
 /// bytes are 512 KiB, about a core's L2 cache. Below it the heap is as fast or
@@ -67,6 +73,8 @@ pub const WHEEL_ABOVE: usize = 1 << 14;
 #[derive(Clone)]
 pub struct EventQueue<E, const WHEEL: bool = false> {
     near: BinaryHeap<Reverse<Entry<E>>>,
+    /// With the wheel: the bucket the clock is in, sorted, latest first.
+    run: Vec<Entry<E>>,
     fifo: VecDeque<Entry<E>>,
     far: FarLane<E>,
     next_seq: u64,
@@ -79,10 +87,10 @@ pub struct EventQueue<E, const WHEEL: bool = false> {
 /// The far lane. Without the wheel (no buckets) it is the plain heap
 /// `overflow`, merged on pop with the other lanes. With it: unsorted buckets of
 /// `2^shift` ns each, a window of [`WHEEL_BUCKETS`] of them from `start`, and the
-/// heap only for events beyond the window. Nothing in the buckets is sorted: a
-/// bucket is moved into the near heap, whole, when the clock reaches it, so a far
-/// event costs a `Vec` push and a push and pop on the small near heap instead of
-/// a pop from a heap with an entry per client.
+/// heap only for events beyond the window. Nothing in the buckets is sorted
+/// until the clock reaches a bucket: it is then sorted whole and popped from in
+/// order, so an event costs a `Vec` push and its share of a sort of a few
+/// thousand, instead of a push and pop on a heap of tens of thousands.
 #[derive(Clone)]
 struct FarLane<E> {
     /// Empty without the wheel.
@@ -152,13 +160,14 @@ impl<E> FarLane<E> {
         }
     }
 
-    /// Moves the first bucket into `near` and slides the window on by one bucket.
+    /// Moves the first bucket into `run`, which it keeps sorted latest first,
+    /// and slides the window on by one bucket.
     /// When the buckets are empty it first jumps the window to the bucket of the
     /// earlier of `floor` (the earliest time in the other lanes) and the overflow's
     /// first event: nothing far is due before it, and starting no later than
     /// `floor` keeps the window where the clock is. Returns false when the lane is
     /// empty.
-    fn advance(&mut self, near: &mut BinaryHeap<Reverse<Entry<E>>>, floor: u64) -> bool {
+    fn advance(&mut self, run: &mut Vec<Entry<E>>, floor: u64) -> bool {
         if self.len == 0 {
             let Some(Reverse(top)) = self.overflow.peek() else {
                 return false;
@@ -172,8 +181,9 @@ impl<E> FarLane<E> {
             if self.len == 0 && self.window_end() == u64::MAX {
                 // At the end of time (saturated timestamps) the window cannot
                 // reach the overflow: hand its entries over one by one.
-                if let Some(top) = self.overflow.pop() {
-                    near.push(top);
+                if let Some(Reverse(top)) = self.overflow.pop() {
+                    let at = run.partition_point(|e| e.key > top.key);
+                    run.insert(at, top);
                 }
                 return true;
             }
@@ -181,8 +191,13 @@ impl<E> FarLane<E> {
         let i = self.index(self.start);
         let mut bucket = std::mem::take(&mut self.buckets[i]);
         self.len -= bucket.len();
-        for entry in bucket.drain(..) {
-            near.push(Reverse(entry));
+        bucket.sort_unstable_by_key(|e| Reverse(e.key));
+        let merge = !run.is_empty();
+        run.append(&mut bucket);
+        if merge {
+            // Only at the end of time, where the window stops sliding: what is
+            // in `run` may be due after this bucket.
+            run.sort_unstable_by_key(|e| Reverse(e.key));
         }
         // Every bucket fills up to the same size before it is drained, but at any
         // moment most are nearly empty: keeping their buffers would hold several
@@ -220,12 +235,14 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
 
     /// An empty queue whose near lane takes events due within `horizon`.
     pub fn with_horizon(horizon: SimDuration) -> Self {
-        // Buckets of about an eighth of the horizon: a few far events each, moved
-        // into the near heap well before they are due.
-        let width = (horizon.0 / 8).max(1);
+        // The wheel's buckets (if it has one): about a sixteenth of the horizon
+        // wide, a few thousand events each with a million clients (an eighth,
+        // or a sixty-fourth, made that run 3% and 10% slower).
+        let width = (horizon.0 / 16).max(1);
         let shift = (63 - width.leading_zeros()).clamp(10, 40);
         EventQueue {
             near: BinaryHeap::new(),
+            run: Vec::new(),
             fifo: VecDeque::new(),
             far: FarLane::new(shift, WHEEL),
             next_seq: 0,
@@ -246,9 +263,10 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
     }
 
     /// [`EventQueue::heap_push`] with the wheel: events due before its window
-    /// starts go to the near heap, whatever the horizon says.
+    /// starts go to the near heap, the others to the wheel, whatever the
+    /// horizon says.
     fn push_with_wheel(&mut self, at: u64, entry: Entry<E>) {
-        if at.saturating_sub(self.now) < self.horizon || at < self.far.start {
+        if at < self.far.start {
             self.near.push(Reverse(entry));
         } else {
             self.far.push(at, entry);
@@ -308,14 +326,17 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
         loop {
             let fifo = self.fifo.front().map_or(u128::MAX, |e| e.key);
             let near = self.near.peek().map_or(u128::MAX, |Reverse(e)| e.key);
+            let run = self.run.last().map_or(u128::MAX, |e| e.key);
             // Every far event is due at or after the wheel's start, so an earlier
             // one here is the earliest of all. Otherwise bring the next bucket in
             // and look again.
-            let best_time = (near.min(fifo) >> 64) as u64;
-            if best_time >= self.far.start && self.far.advance(&mut self.near, best_time) {
+            let best_time = (near.min(fifo).min(run) >> 64) as u64;
+            if best_time >= self.far.start && self.far.advance(&mut self.run, best_time) {
                 continue;
             }
-            let entry = if near < fifo {
+            let entry = if run < near && run < fifo {
+                self.run.pop()?
+            } else if near < fifo {
                 self.near.pop()?.0
             } else {
                 self.fifo.pop_front()?
@@ -330,18 +351,23 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
     /// missed). For a hint to fetch what it will touch, never for the order.
     #[inline]
     pub fn next_hint(&self) -> Option<&E> {
-        match (self.near.peek(), self.fifo.front()) {
-            (Some(Reverse(n)), Some(f)) => Some(if n.key < f.key { &n.event } else { &f.event }),
-            (Some(Reverse(n)), None) => Some(&n.event),
-            (None, f) => f.map(|f| &f.event),
-        }
+        [
+            self.near.peek().map(|Reverse(n)| n),
+            self.fifo.front(),
+            self.run.last(),
+        ]
+        .into_iter()
+        .flatten()
+        .min_by_key(|e| e.key)
+        .map(|e| &e.event)
     }
 
     /// The time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
         let fifo = self.fifo.front().map(|e| e.key);
         let near = self.near.peek().map(|Reverse(e)| e.key);
-        let key = [fifo, near, self.far.min_key()]
+        let run = self.run.last().map(|e| e.key);
+        let key = [fifo, near, run, self.far.min_key()]
             .into_iter()
             .flatten()
             .min()?;
@@ -352,6 +378,7 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
     /// order of those kept is unchanged (their keys are).
     pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
         self.near.retain(|Reverse(e)| keep(&e.event));
+        self.run.retain(|e| keep(&e.event));
         self.fifo.retain(|e| keep(&e.event));
         for b in &mut self.far.buckets {
             b.retain(|e| keep(&e.event));
@@ -362,7 +389,7 @@ impl<E, const WHEEL: bool> EventQueue<E, WHEEL> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.near.len() + self.far.total() + self.fifo.len()
+        self.near.len() + self.run.len() + self.far.total() + self.fifo.len()
     }
 
     /// True when nothing is pending.
