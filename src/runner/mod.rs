@@ -69,14 +69,19 @@ pub fn estimated_events(s: &Scenario) -> f64 {
         .sum()
 }
 
-/// Bytes a run holds per closed-loop or one-shot client: its request slot and
-/// its pending events (measured: 50 million clients took 4.47 GB, 89 bytes each).
-const BYTES_PER_CLIENT: u64 = 96;
+/// Bytes a run's state holds per closed-loop or one-shot client: its request
+/// slot and its pending events (its next request or retry, an attempt's
+/// timeout), with their containers' room to grow. Measured on 2026-12-05 with
+/// a million clients (the ideal-server world, 12 s): 164 MB for a run without
+/// a trigger; 502 MiB for a run with its crash and its forked twin, which
+/// holds a second state (hence the doubling in [`run_bytes`]). Earlier, with
+/// no timeouts and no twin, 50 million clients took 89 bytes each.
+const BYTES_PER_CLIENT: u64 = 256;
 /// Bytes a run holds per time bucket, its own and its twin's.
 pub const BYTES_PER_BUCKET: u64 = 2 * std::mem::size_of::<crate::metrics::Bucket>() as u64;
 
 /// Bytes one run of world `w` holds, roughly, with buckets of width `bucket`:
-/// a slot and its pending events per client (a load spike's extra requests
+/// a slot and its pending events per client, twice with a trigger (a load spike's extra requests
 /// are clients of their own while they last: at most all of them at once),
 /// its own and its twin's time buckets, and a fleet's per-replica buckets.
 pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> u64 {
@@ -95,7 +100,9 @@ pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> 
         _ => 0,
     };
     let per_replica = std::mem::size_of::<crate::metrics::replicas::ReplicaBucket>() as u64;
-    (clients + spiked as u64) * BYTES_PER_CLIENT
+    // A run with a trigger holds its twin's state as well, from the fork on.
+    let states = if w.outages.is_empty() { 1 } else { 2 };
+    (clients + spiked as u64) * BYTES_PER_CLIENT * states
         + buckets * BYTES_PER_BUCKET
         + replicas * buckets * per_replica
 }
