@@ -290,7 +290,7 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
     pub fn with_horizon(horizon: SimDuration) -> Self {
         // The wheel's buckets (if it has one): about a sixteenth of the horizon
         // wide, a few thousand events each with a million clients (an eighth,
-        // or a sixty-fourth, made that run 3% and 10% slower).
+        // or a sixty-fourth, made that run 3% and 8% slower).
         let width = (horizon.0 / 16).max(1);
         let shift = (63 - width.leading_zeros()).clamp(10, 40);
         EventQueue {
