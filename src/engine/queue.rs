@@ -249,7 +249,7 @@ fn sort_latest_first<E: Copy>(
         return;
     }
     let offset = |e: &Entry<E>| ((e.key >> 64) as u64).wrapping_sub(start);
-    let mut counts = vec![0usize; RADIX];
+    let mut counts = [0usize; RADIX];
     let mut shift = 0;
     while shift < bits {
         let digit = |e: &Entry<E>| (offset(e) >> shift) as usize & (RADIX - 1);

@@ -249,9 +249,29 @@ fn pending_events_do_not_grow_with_the_length_of_a_run() {
     }
 }
 
+/// Every shipped world with a trigger that is not a sweep, and the fixtures
+/// that switch on every mechanism (fleets, chains, hedging, crash loops,
+/// spikes): the worlds the twin tests below run every strategy of.
+const WORLDS_WITH_A_TRIGGER: [&str; 15] = [
+    "scenarios/outage.toml",
+    "scenarios/ideal-server.toml",
+    "scenarios/blackhole.toml",
+    "scenarios/budgets.toml",
+    "scenarios/open-vs-closed.toml",
+    "scenarios/libraries.toml",
+    "scenarios/call-chain.toml",
+    "scenarios/fleet.toml",
+    "scenarios/zone.toml",
+    "scenarios/autoscale.toml",
+    "scenarios/metastable.toml",
+    "scenarios/server-side.toml",
+    "scenarios/unavailable.toml",
+    "tests/fixtures/everything.toml",
+    "tests/fixtures/overload.toml",
+];
+
 /// Strategies share a twin only where each would have made that very twin:
-/// for every strategy of every shipped world with a trigger (and the
-/// fixtures that switch on every mechanism), the twin and the figures of a
+/// for every strategy of [`WORLDS_WITH_A_TRIGGER`], the twin and the figures of a
 /// run measured with the twins other strategies left are what they are with
 /// the run's own twin. Worlds whose twins fail attempts (the blackhole, the
 /// budgets, the open loop) must not share; the main scenario's four
@@ -260,23 +280,7 @@ fn pending_events_do_not_grow_with_the_length_of_a_run() {
 fn a_shared_twin_is_each_strategys_own_twin() {
     use retry_storm::model::{Twins, run_measured, run_measured_with};
     let mut simulated = Vec::new();
-    for file in [
-        "scenarios/outage.toml",
-        "scenarios/ideal-server.toml",
-        "scenarios/blackhole.toml",
-        "scenarios/budgets.toml",
-        "scenarios/open-vs-closed.toml",
-        "scenarios/libraries.toml",
-        "scenarios/call-chain.toml",
-        "scenarios/fleet.toml",
-        "scenarios/zone.toml",
-        "scenarios/autoscale.toml",
-        "scenarios/metastable.toml",
-        "scenarios/server-side.toml",
-        "scenarios/unavailable.toml",
-        "tests/fixtures/everything.toml",
-        "tests/fixtures/overload.toml",
-    ] {
+    for file in WORLDS_WITH_A_TRIGGER {
         let s = scenario::load(Path::new(file)).unwrap();
         let twins = Twins::default();
         for (i, strategy) in s.strategies.iter().enumerate() {
@@ -308,9 +312,7 @@ fn a_shared_twin_is_each_strategys_own_twin() {
 /// A run's twin is forked from the run where its first trigger begins
 /// (`model::run_with_twin`): it must be, byte for byte, the run of the world
 /// without its triggers from the start, and the run itself what `run` gives,
-/// for every strategy of every shipped world with a trigger and of the
-/// fixtures that switch on every mechanism (fleets, chains, hedging, crash
-/// loops, spikes). The most events pending, the one figure the fork's marker
+/// for every strategy of [`WORLDS_WITH_A_TRIGGER`]. The most events pending, the one figure the fork's marker
 /// and the trigger's own events change, is not an output.
 #[test]
 fn a_forked_twin_is_the_twin_run_from_the_start() {
@@ -319,19 +321,7 @@ fn a_forked_twin_is_the_twin_run_from_the_start() {
         r.peak_pending = 0;
         format!("{r:?}")
     };
-    for file in [
-        "scenarios/outage.toml",
-        "scenarios/call-chain.toml",
-        "scenarios/fleet.toml",
-        "scenarios/zone.toml",
-        "scenarios/autoscale.toml",
-        "scenarios/metastable.toml",
-        "scenarios/server-side.toml",
-        "scenarios/unavailable.toml",
-        "scenarios/budgets.toml",
-        "tests/fixtures/everything.toml",
-        "tests/fixtures/overload.toml",
-    ] {
+    for file in WORLDS_WITH_A_TRIGGER {
         let s = scenario::load(Path::new(file)).unwrap();
         for (i, strategy) in s.strategies.iter().enumerate() {
             let world = s.world_for(i);
