@@ -199,6 +199,16 @@ impl Slots {
         let _ = slot;
     }
 
+    /// The number of slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True without slots (open loop, before its first request).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// Marks one more (or one fewer) request in progress; returns the new count.
     pub fn add_active(&mut self, delta: i64) -> u64 {
         self.active = self.active.wrapping_add_signed(delta);

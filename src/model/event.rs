@@ -62,11 +62,39 @@ pub enum Kind {
     Fork,
 }
 
+/// Every kind, at the index of its `u8`.
+const KINDS: [Kind; 24] = [
+    Kind::Begin,
+    Kind::Arrival,
+    Kind::Send,
+    Kind::AtServer,
+    Kind::ServiceDone,
+    Kind::Response,
+    Kind::Timeout,
+    Kind::OutageStart,
+    Kind::OutageEnd,
+    Kind::ReadAtServer,
+    Kind::BreakerTimer,
+    Kind::Restart,
+    Kind::SpikeArrival,
+    Kind::FleetTimer,
+    Kind::ReplicaReady,
+    Kind::TierAtServer,
+    Kind::TierServiceDone,
+    Kind::TierRestart,
+    Kind::CallResponse,
+    Kind::CallTimeout,
+    Kind::CallSend,
+    Kind::Hedge,
+    Kind::CallHedge,
+    Kind::Fork,
+];
+
 /// One scheduled event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
-    /// What it does.
-    pub kind: Kind,
+    /// What it does: a [`Kind`] as `u8` (see [`Event::kind`]).
+    pub(crate) kind: u8,
     /// An [`crate::retry::Outcome`] as `u8`, for responses.
     pub outcome: u8,
     /// The replica of the server an attempt goes to or a worker belongs to
@@ -84,10 +112,19 @@ pub struct Event {
 pub const NO_RETRY_AFTER: u32 = u32::MAX;
 
 impl Event {
+    /// What it does.
+    #[inline(always)]
+    pub fn kind(&self) -> Kind {
+        KINDS
+            .get(usize::from(self.kind))
+            .copied()
+            .unwrap_or(Kind::Fork)
+    }
+
     /// An event with only a kind and a slot.
     pub fn new(kind: Kind, slot: u32, attempt: u32) -> Event {
         Event {
-            kind,
+            kind: kind as u8,
             outcome: 0,
             replica: 0,
             slot,
@@ -99,6 +136,14 @@ impl Event {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_kind_is_read_back_as_itself() {
+        for (i, &k) in super::KINDS.iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert_eq!(super::Event::new(k, 0, 0).kind(), k);
+        }
+    }
+
     #[test]
     fn events_stay_small() {
         assert_eq!(std::mem::size_of::<super::Event>(), 16);
