@@ -470,7 +470,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             _ => 0,
         };
         self.chain().slots.get(slot).replica = replica;
-        let hop = self.world.network.sample(&mut self.rng.network);
+        let hop = self.hop();
         let ev = Event {
             aux: tier as u32,
             replica,
@@ -845,7 +845,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// Sends a call's attempt its answer; false when nobody waits for it.
     fn respond_call(&mut self, job: Job, outcome: Outcome, ra: Option<SimDuration>) -> bool {
-        let hop = self.world.network.sample(&mut self.rng.network);
+        let hop = self.hop();
         let at = self.now + hop;
         if at >= job.deadline {
             return false;

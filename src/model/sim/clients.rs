@@ -102,7 +102,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             }
             ServerState::Occ(_) => (Kind::ReadAtServer, 0),
         };
-        let hop = self.world.network.sample(&mut self.rng.network);
+        let hop = self.hop();
         let ev = Event {
             aux: u32::from(bad),
             replica,

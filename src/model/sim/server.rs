@@ -182,8 +182,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         };
         let version = record.read();
-        let back = self.world.network.sample(&mut self.rng.network);
-        let out = self.world.network.sample(&mut self.rng.network);
+        let back = self.hop();
+        let out = self.hop();
         let Some(deadline) = self.live_deadline(ev.slot, ev.attempt) else {
             return;
         };
@@ -315,7 +315,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         outcome: Outcome,
         retry_after: Option<SimDuration>,
     ) -> bool {
-        let hop = self.world.network.sample(&mut self.rng.network);
+        let hop = self.hop();
         let at = self.now + hop;
         if at >= job.deadline {
             return false;
