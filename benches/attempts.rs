@@ -7,8 +7,14 @@
 //!   as `sim run` measures them, sharing the twin they have in common;
 //!   `main/all-runs-only`: the four runs without twins (the twins' share of
 //!   the cost is one minus the ratio of the last two).
-//! - `aws-sweep`: the whole AWS sweep (`scenarios/aws-jitter.toml`, 9500
-//!   runs of the OCC world), on a pool of one thread.
+//! - `aws-sweep/one-thread`: the whole AWS sweep (`scenarios/aws-jitter.toml`,
+//!   9500 runs of the OCC world), on a pool of one thread.
+//! - `aws-sweep/floor`: the same runs' events and nothing else: the event
+//!   queue and the random draws of every event the engine handles, in the
+//!   engine's order, with no metrics, no checks and no model beyond the
+//!   record's version. It handles as many events as the engine (checked
+//!   before it is timed): what any run loop with these events and draws
+//!   costs at the least, with this queue.
 //! - `million`: the ideal-server world with a million closed-loop clients
 //!   and a server a thousand times larger, its first strategy with its twin,
 //!   4 s simulated with a 1 s crash (the full 60 s, four strategies, is a
@@ -23,7 +29,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use retry_storm::engine::{SimDuration, SimTime};
+use retry_storm::engine::{EventQueue, RngStreams, SimDuration, SimTime};
 use retry_storm::model::{self, Load, ServerModel};
 use retry_storm::scenario;
 use retry_storm::sweep::{self, figures::FIGURES};
@@ -93,7 +99,94 @@ fn aws_sweep(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(attempts as u64));
     group.bench_function("one-thread", |b| b.iter(|| black_box(run())));
+    let engine_events = sweep::events(&run());
+    let floor = || {
+        (0..sweep.runs())
+            .map(|cell| {
+                let (p, k, r) = sweep::locate(sweep, cell);
+                let point = &sweep.points[p];
+                aws_floor(
+                    &point.worlds[k],
+                    &point.strategies[k],
+                    sweep::derive_seed(s.seed, p, r),
+                )
+            })
+            .sum::<u64>()
+    };
+    assert_eq!(
+        floor(),
+        engine_events,
+        "the floor handles the engine's events"
+    );
+    group.bench_function("floor", |b| b.iter(|| black_box(floor())));
     group.finish();
+}
+
+/// The events of one run of the OCC world, as the engine draws and orders
+/// them, and nothing else: each client reads (a hop out; at the record, two
+/// hops, back and out again), writes (a hop back), and after a conflict
+/// waits out its backoff (or goes at once without one). Returns the events
+/// handled.
+fn aws_floor(
+    world: &model::WorldConfig,
+    strategy: &retry_storm::retry::Strategy,
+    seed: u64,
+) -> u64 {
+    const READ: u8 = 0;
+    const WRITE: u8 = 1;
+    const ANSWER: u8 = 2;
+    const SEND: u8 = 3;
+    let Load::OneShot { clients } = world.load else {
+        panic!("the AWS world is one-shot");
+    };
+    let mut rng = RngStreams::new(seed);
+    let mut queue = EventQueue::<(u8, u32, u32)>::with_horizon(SimDuration::from_nanos_f64(
+        4.0 * world.network.mean_nanos(),
+    ));
+    let (mut record, mut events) = (0u32, 0u64);
+    let mut retries = vec![(0u32, 0.0f64); clients as usize];
+    // Hops drawn 32 at a time, as the engine draws them.
+    let (mut hops, mut next) = ([SimDuration::ZERO; 32], 32);
+    let mut hop = |rng: &mut RngStreams| {
+        if next == hops.len() {
+            world.network.fill(&mut rng.network, &mut hops);
+            next = 0;
+        }
+        next += 1;
+        hops[next - 1]
+    };
+    // Every client starts at once.
+    for c in 0..clients {
+        queue.push(SimTime::ZERO, (SEND, c, 0));
+    }
+    while let Some((now, (kind, c, aux))) = queue.pop() {
+        events += 1;
+        match kind {
+            SEND => queue.push(now + hop(&mut rng), (READ, c, 0)),
+            READ => {
+                let (back, out) = (hop(&mut rng), hop(&mut rng));
+                queue.push(now + back + out, (WRITE, c, record));
+            }
+            WRITE => {
+                let won = aux == record;
+                record += u32::from(won);
+                queue.push(now + hop(&mut rng), (ANSWER, c, u32::from(won)));
+            }
+            _ if aux == 1 => {}
+            _ => {
+                let (n, memory) = &mut retries[c as usize];
+                *n += 1;
+                let (delay, next) = strategy.backoff.delay(*n, *memory, &mut rng.jitter);
+                *memory = next;
+                if delay == SimDuration::ZERO {
+                    queue.push(now + hop(&mut rng), (READ, c, 0));
+                } else {
+                    queue.push(now + delay, (SEND, c, 0));
+                }
+            }
+        }
+    }
+    events
 }
 
 fn million(c: &mut Criterion) {
