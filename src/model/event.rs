@@ -58,11 +58,13 @@ pub enum Kind {
     /// The hedging delay after copy `attempt` of call `slot` is over.
     CallHedge,
     /// Where a run stops to fork its twin (see `run_with_twin`): never
-    /// handled, as the pause pops it.
+    /// handled, as the pause pops it. The last kind (see `KINDS`).
     Fork,
 }
 
-/// Every kind, at the index of its `u8`.
+/// Every kind, at the index of its `u8` (a new kind goes before `Fork`,
+/// which stays last, and here: the assertion below fails to compile
+/// otherwise).
 const KINDS: [Kind; 24] = [
     Kind::Begin,
     Kind::Arrival,
@@ -89,6 +91,7 @@ const KINDS: [Kind; 24] = [
     Kind::CallHedge,
     Kind::Fork,
 ];
+const _: () = assert!(KINDS.len() == Kind::Fork as usize + 1);
 
 /// One scheduled event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
