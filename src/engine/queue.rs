@@ -56,9 +56,7 @@ const ARITY: usize = 4;
 /// Taking out the first entry moves the hole at the root down to a leaf
 /// along the smallest children, then the last entry up into it (Floyd's
 /// improvement: the last entry is usually due late and would sink to the
-/// bottom anyway). When the run loop's next push goes into the heap it just
-/// popped from, the push takes the first entry's place instead
-/// ([`Heap::replace_top`]): a pop and a push in one pass down.
+/// bottom anyway).
 #[derive(Clone)]
 struct Heap<E> {
     v: Vec<Entry<E>>,
@@ -104,20 +102,10 @@ impl<E: Copy> Heap<E> {
     #[inline(always)]
     fn pop(&mut self) -> Option<Entry<E>> {
         let top = *self.v.first()?;
-        self.remove_top();
-        Some(top)
-    }
-
-    /// Removes the first entry (there is one): the hole it leaves goes down
-    /// to a leaf along the smallest children, then the last entry up into it.
-    #[inline(always)]
-    fn remove_top(&mut self) {
-        let Some(last) = self.v.pop() else {
-            return;
-        };
+        let last = self.v.pop()?;
         let n = self.v.len();
         if n == 0 {
-            return;
+            return Some(top);
         }
         let mut hole = 0;
         while let Some(child) = self.smallest_child(hole, n) {
@@ -125,23 +113,7 @@ impl<E: Copy> Heap<E> {
             hole = child;
         }
         self.sift_up(hole, last);
-    }
-
-    /// Puts `entry` in place of the first entry (there is one), moving it
-    /// down to where it belongs: a pop and a push in one pass.
-    #[inline(always)]
-    fn replace_top(&mut self, entry: Entry<E>) {
-        let n = self.v.len();
-        let mut hole = 0;
-        while let Some(child) = self.smallest_child(hole, n) {
-            let c = self.v[child];
-            if entry.key < c.key {
-                break;
-            }
-            self.v[hole] = c;
-            hole = child;
-        }
-        self.v[hole] = entry;
+        Some(top)
     }
 
     /// The smallest child of `node` among the first `n` entries, if it has any.
@@ -198,17 +170,6 @@ pub struct EventQueue<E, const WHEEL: bool = false> {
     horizon: u64,
     /// The time of the last event popped.
     now: u64,
-    /// Without the wheel: the heap whose first entry was popped but is
-    /// still in place.
-    hole: Hole,
-}
-
-/// Which heap's first entry has been popped but not yet taken out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Hole {
-    None,
-    Near,
-    Far,
 }
 
 /// The far lane. Without the wheel (no buckets) it is the plain heap
@@ -428,7 +389,6 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
             next_seq: 0,
             horizon: horizon.0,
             now: 0,
-            hole: Hole::None,
         }
     }
 
@@ -437,27 +397,9 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
         if WHEEL {
             self.push_with_wheel(at.0, entry);
         } else if at.0.saturating_sub(self.now) < self.horizon {
-            if self.hole == Hole::Near {
-                self.hole = Hole::None;
-                self.near.replace_top(entry);
-            } else {
-                self.near.push(entry);
-            }
-        } else if self.hole == Hole::Far {
-            self.hole = Hole::None;
-            self.far.overflow.replace_top(entry);
+            self.near.push(entry);
         } else {
             self.far.overflow.push(entry);
-        }
-    }
-
-    /// Takes out the entry the last pop left in place, if it did.
-    #[inline(always)]
-    fn close_hole(&mut self) {
-        match std::mem::replace(&mut self.hole, Hole::None) {
-            Hole::None => {}
-            Hole::Near => self.near.remove_top(),
-            Hole::Far => self.far.overflow.remove_top(),
         }
     }
 
@@ -503,25 +445,18 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
         if WHEEL {
             return self.pop_with_wheel();
         }
-        self.close_hole();
         const NONE: u128 = u128::MAX;
         let fifo = self.fifo.front().map_or(NONE, |e| e.key);
         let near = self.near.peek().map_or(NONE, |e| e.key);
         let far = self.far.overflow.peek().map_or(NONE, |e| e.key);
         // Keys are unique, so at most one lane holds the minimum; NONE only wins
-        // when every lane is empty. A heap's first entry is left in place
-        // until the next push or pop: a push into the same heap then takes
-        // its place (see `Heap::replace_top`).
+        // when every lane is empty.
         let entry = if near < fifo && near < far {
-            let first = *self.near.peek()?;
-            self.hole = Hole::Near;
-            first
+            self.near.pop()?
         } else if fifo < far {
             self.fifo.pop_front()?
         } else {
-            let first = *self.far.overflow.peek()?;
-            self.hole = Hole::Far;
-            first
+            self.far.overflow.pop()?
         };
         self.now = (entry.key >> 64) as u64;
         Some((SimTime(self.now), entry.event))
@@ -557,17 +492,7 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
     /// missed). For a hint to fetch what it will touch, never for the order.
     #[inline]
     pub fn next_hint(&self) -> Option<&E> {
-        // The near heap's first is the event just popped when it is still in
-        // place; the next is then one of its children.
-        let near = if self.hole == Hole::Near {
-            let n = self.near.len();
-            self.near
-                .smallest_child(0, n)
-                .and_then(|c| self.near.v.get(c))
-        } else {
-            self.near.peek()
-        };
-        [near, self.fifo.front(), self.run.last()]
+        [self.near.peek(), self.fifo.front(), self.run.last()]
             .into_iter()
             .flatten()
             .min_by_key(|e| e.key)
@@ -575,8 +500,7 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
     }
 
     /// The time of the earliest event, if any.
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.close_hole();
+    pub fn peek_time(&self) -> Option<SimTime> {
         let fifo = self.fifo.front().map(|e| e.key);
         let near = self.near.peek().map(|e| e.key);
         let run = self.run.last().map(|e| e.key);
@@ -590,7 +514,6 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
     /// Keeps only the events `keep` accepts; the others are dropped. The
     /// order of those kept is unchanged (their keys are).
     pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
-        self.close_hole();
         self.near.retain(&mut keep);
         self.run.retain(|e| keep(&e.event));
         self.fifo.retain(|e| keep(&e.event));
@@ -604,7 +527,6 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.near.len() + self.run.len() + self.far.total() + self.fifo.len()
-            - usize::from(self.hole != Hole::None)
     }
 
     /// True when nothing is pending.
@@ -635,8 +557,8 @@ mod tests {
         assert_eq!(q.len(), 0);
     }
 
-    /// After a pop, a push into the same heap takes the popped entry's place
-    /// whatever its key: earlier than every other, between, or last.
+    /// After a pop, a push goes where it belongs whatever its key: earlier
+    /// than every other, between, or last.
     #[test]
     fn a_push_after_a_pop_goes_where_it_belongs() {
         for (at, expected) in [
