@@ -76,6 +76,11 @@ fn triggered(r: &Report) -> Vec<String> {
         "The trigger ran from {}; each strategy is compared with the same run without it.",
         windows.join(" and ")
     ));
+    // The storm and its cure, when the run shows both, say what the crash and
+    // recovery sentences below would repeat.
+    let verdict = storm_and_cure(r);
+    let said = verdict.is_some();
+    out.extend(verdict);
     // The storm: the largest wave of attempts, and what it did to the server.
     if let Some((run, ratio)) = pick(r, |s| s.peak_load_ratio, true) {
         let crashed: Vec<&StrategyReport> = r
@@ -84,6 +89,7 @@ fn triggered(r: &Report) -> Vec<String> {
             .filter(|x| x.summary.totals.crashes > 0)
             .collect();
         let crashes = match (crashed.is_empty(), r.crash_limit) {
+            _ if said => String::new(),
             (true, None) => String::new(),
             (true, Some(limit)) => {
                 let held = r.runs.iter().map(|x| x.summary.totals.peak_held).max();
@@ -151,7 +157,7 @@ fn triggered(r: &Report) -> Vec<String> {
         }
         recovery.push('.');
     }
-    if !never.is_empty() {
+    if !never.is_empty() && !said {
         if !recovery.is_empty() {
             recovery.push(' ');
         }
@@ -218,6 +224,84 @@ fn triggered(r: &Report) -> Vec<String> {
         }
     }
     out
+}
+
+/// The storm and its cure in one sentence, then which strategy to choose:
+/// said only when some strategy knocked the server over again or never got
+/// back to normal (the storm) and another did neither (a cure). The cure
+/// named is, of those, the one that failed fewest requests (the soonest back
+/// on a tie).
+fn storm_and_cure(r: &Report) -> Option<String> {
+    let stormy =
+        |x: &StrategyReport| x.summary.totals.crashes > 0 || x.summary.recovery_time_s.is_none();
+    let storm: Vec<&StrategyReport> = r.runs.iter().filter(|x| stormy(x)).collect();
+    let cure = r.runs.iter().filter(|x| !stormy(x)).min_by(|a, b| {
+        a.summary.failed.cmp(&b.summary.failed).then(
+            a.summary
+                .recovery_time_s
+                .unwrap_or(f64::INFINITY)
+                .total_cmp(&b.summary.recovery_time_s.unwrap_or(f64::INFINITY)),
+        )
+    })?;
+    if storm.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = storm.iter().map(|x| x.name.as_str()).collect();
+    let crashes: Vec<u64> = storm.iter().map(|x| x.summary.totals.crashes).collect();
+    let (lo, hi) = (
+        crashes.iter().copied().min().unwrap_or(0),
+        crashes.iter().copied().max().unwrap_or(0),
+    );
+    let crashed = match (lo, hi) {
+        (_, 0) => String::new(),
+        (0, _) => format!(
+            "fell over again (up to {}) or ",
+            count(hi, "crash", "crashes")
+        ),
+        (a, b) if a == b => format!("fell over again ({}) and ", count(a, "crash", "crashes")),
+        (a, b) => format!("fell over again ({a} to {b} crashes) and "),
+    };
+    let down = if storm.iter().all(|x| x.summary.recovery_time_s.is_none()) {
+        "did not get back to normal by the end of the run".to_string()
+    } else if storm.iter().any(|x| x.summary.recovery_time_s.is_none()) {
+        "was back to normal later, or not by the end of the run".to_string()
+    } else {
+        let slowest = storm
+            .iter()
+            .filter_map(|x| x.summary.recovery_time_s)
+            .fold(0.0, f64::max);
+        format!("was back to normal only after up to {slowest:.1} s")
+    };
+    let failed: Vec<u64> = storm.iter().map(|x| x.summary.failed).collect();
+    let (fmin, fmax) = (
+        failed.iter().copied().min().unwrap_or(0),
+        failed.iter().copied().max().unwrap_or(0),
+    );
+    let against = if fmin == fmax {
+        grouped(fmin)
+    } else {
+        format!("{} to {}", grouped(fmin), grouped(fmax))
+    };
+    let back = cure.summary.recovery_time_s.unwrap_or(0.0);
+    // "Never crashed" says something only of a server that can crash.
+    let (never, fell) = if r.crash_limit.is_some() {
+        (
+            "never crashed and ",
+            "neither fell over again nor stayed down",
+        )
+    } else {
+        ("", "got back to normal")
+    };
+    Some(format!(
+        "The storm and its cure: under {} the server {crashed}{down}, while under {} it \
+         {never}was back to normal {back:.1} s after the trigger, with {} failed against \
+         {against}. Of the strategies compared, choose {} here: of those under which the \
+         server {fell}, it failed the fewest requests.",
+        list(&names),
+        cure.name,
+        count(cure.summary.failed, "request", "requests"),
+        cure.name
+    ))
 }
 
 /// A fleet's balancer rotation (replicas in service and healthy, from
@@ -434,9 +518,20 @@ mod tests {
         ))
         .join(" ");
         assert!(text.contains("storm's: 3.0 times"), "{text}");
-        assert!(text.contains("crashed under storm (2 times)"), "{text}");
+        // The storm and its cure, said once: the crash and never-back
+        // sentences it stands for are not repeated.
+        assert!(
+            text.contains(
+                "under storm the server fell over again (2 crashes) and did not get back to \
+                 normal by the end of the run, while under steady it never crashed"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("with 0 requests failed against 50"), "{text}");
+        assert!(text.contains("choose steady here"), "{text}");
+        assert!(!text.contains("crashed under storm"), "{text}");
+        assert!(!text.contains("storm never got back"), "{text}");
         assert!(text.contains("soonest: quitter, 0.0 s"), "{text}");
-        assert!(text.contains("storm never got back to normal"), "{text}");
         assert!(text.contains("steady lost 1\u{a0}500"), "{text}");
         assert!(
             text.contains("quitter was back soon by giving up"),

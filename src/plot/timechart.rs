@@ -260,6 +260,19 @@ fn panel(
     for line in &row.lines {
         let pts = line.points.iter().filter(visible).copied();
         match line.stroke {
+            // A wide line is drawn segment by segment: plotters joins the
+            // segments of one wide path with mitres, and a one-bucket spike
+            // (a crash's burst of refused retries) made a mitre that ran far
+            // past the panel, across the rows above and below.
+            Stroke::Solid(w) if w > 1 => {
+                let pts: Vec<(f64, f64)> = pts.collect();
+                c.draw_series(
+                    pts.windows(2).map(|ab| {
+                        PathElement::new(vec![ab[0], ab[1]], line.colour.stroke_width(w))
+                    }),
+                )
+                .map(|_| ())
+            }
             Stroke::Solid(w) => c
                 .draw_series(LineSeries::new(pts, line.colour.stroke_width(w)))
                 .map(|_| ()),

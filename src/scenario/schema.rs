@@ -118,14 +118,18 @@ pub enum LoadModel {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientsFile {
-    /// `closed` or `open`.
+    /// `closed`, `open` or `one-shot`.
     pub model: LoadModel,
-    /// Closed loop and one-shot: number of clients (default 1000).
+    /// Closed loop and one-shot: number of clients (default 1000). Open loop
+    /// with `every`: the population whose new requests keep coming.
     pub count: Option<u32>,
     /// Closed loop: think time between requests.
     pub think: Option<DistFile>,
-    /// Open loop: logical requests per second.
+    /// Open loop: logical requests per second, all sources together.
     pub rate: Option<f64>,
+    /// Open loop from a population of `count` clients: each client's mean
+    /// time between new requests, whatever its earlier requests are doing.
+    pub every: Option<DurationValue>,
     /// Fraction of requests that are permanently bad (default 0).
     pub bad_fraction: Option<f64>,
 }

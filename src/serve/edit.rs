@@ -285,6 +285,26 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             &[],
             "each client sends one request",
         ),
+        Load::Open { .. } if shown(&doc, "clients.every").is_some() => {
+            add(
+                "clients.count".into(),
+                "Load",
+                "clients",
+                "number",
+                String::new(),
+                &[],
+                "each client sends a new request every so often, whatever happens to its earlier ones",
+            );
+            add(
+                "clients.every".into(),
+                "Load",
+                "each client sends every",
+                "duration",
+                String::new(),
+                &[],
+                "each client's mean time between new requests (a Poisson stream)",
+            );
+        }
         Load::Open { rate_per_s } => add(
             "clients.rate".into(),
             "Load",

@@ -241,10 +241,12 @@ fn pending_events_do_not_grow_with_the_length_of_a_run() {
             retry_storm::model::run(&world, strategy, s.seed, s.metrics.bucket).peak_pending
         };
         let (short, long) = (peak(60), peak(600));
-        // Per client: its next begin, hop, service or retry, plus the timers of
-        // its attempts of the last second: up to six for a request that burns
-        // its five retries at once (6758 in all for `none`, seed 42).
-        assert!(short <= 8 * 1000, "{}: {short} pending", strategy.name);
+        // The load is open (1000 new requests a second), so what is pending
+        // is what the requests still retrying hold: a timer and a hop, a
+        // service or a backoff each, for the requests of the last several
+        // seconds while the server crash-loops (13 749 for `none`, seed 42),
+        // and the next arrival.
+        assert!(short <= 16 * 1000, "{}: {short} pending", strategy.name);
         assert_eq!(long, short, "{}: pending events grew", strategy.name);
     }
 }

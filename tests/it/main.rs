@@ -3,6 +3,7 @@
 //! `tests/README.md` says what each module checks and how to run one.
 
 mod advise;
+mod article;
 mod aws;
 mod bound;
 mod chain;

@@ -524,7 +524,7 @@ fn the_advice_is_sim_advises_and_its_settings_run() {
         ),
     ] {
         let text = if file.ends_with("million.toml") {
-            text.replace("count = 1000", "count = 20000")
+            text.replace("count = 1000", "count = 5000")
         } else {
             text.clone()
         };
