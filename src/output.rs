@@ -203,18 +203,62 @@ pub fn check_target(target: &Path, inputs: &[&Path], force: bool) -> Result<(), 
             }
         }
     }
-    if force || target.join("manifest.toml").is_file() {
+    if force {
         return Ok(());
     }
     let empty = fs::read_dir(target).is_ok_and(|mut d| d.next().is_none());
     if empty {
         return Ok(());
     }
-    Err(format!(
-        "the output folder {shown} holds files and is not a results folder of sim (it has \
-         no manifest.toml): writing there would delete them. Give --out a new folder, or \
-         add --force to replace it"
-    ))
+    match written_by_sim(target) {
+        Ok(()) => Ok(()),
+        Err(why) => Err(format!(
+            "the output folder {shown} holds files and is not a results folder of sim \
+             ({why}): writing there would delete them. Give --out a new folder, or add \
+             --force to replace it"
+        )),
+    }
+}
+
+/// Whether `folder` is one this tool wrote and nothing else: its
+/// `manifest.toml` reads as sim's (a `sim_version` and the list of its
+/// `files`), and every entry of the folder is in that list. A file of that
+/// name that is not sim's, or a file added beside the results, keeps the
+/// folder from being replaced; the reason says which.
+fn written_by_sim(folder: &Path) -> Result<(), String> {
+    let text = fs::read_to_string(folder.join("manifest.toml"))
+        .map_err(|_| "it has no manifest.toml".to_string())?;
+    let manifest: toml::Table = text
+        .parse()
+        .map_err(|_| "its manifest.toml is not one sim wrote".to_string())?;
+    let files: Option<Vec<&str>> = manifest
+        .get("files")
+        .and_then(|f| f.as_array())
+        .and_then(|a| a.iter().map(|v| v.as_str()).collect());
+    let (Some(_), Some(files)) = (manifest.get("sim_version").and_then(|v| v.as_str()), files)
+    else {
+        return Err("its manifest.toml is not one sim wrote".to_string());
+    };
+    let entries = fs::read_dir(folder).map_err(|e| format!("it cannot be read: {e}"))?;
+    let mut extra: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        // A killed writer's temporary files (`.NAME.PID.tmp`) go with the
+        // folder: they are sim's own.
+        .filter(|name| !(name.starts_with('.') && name.ends_with(".tmp")))
+        .filter(|name| name != "manifest.toml" && !files.contains(&name.as_str()))
+        .collect();
+    extra.sort();
+    match extra.first() {
+        None => Ok(()),
+        Some(first) => Err(format!(
+            "it holds {first}{}, which its manifest.toml does not list",
+            match extra.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -307,7 +351,22 @@ mod tests {
         assert!(refused.contains("no manifest.toml"), "{refused}");
         assert!(refused.contains("--force"), "{refused}");
         assert_eq!(check_target(&new, &[], true), Ok(()));
-        fs::write(new.join("manifest.toml"), b"").unwrap();
+        // A manifest.toml that is not sim's does not make a results folder
+        // (the reproducer: a junk file of that name let a run delete
+        // notes.txt).
+        fs::write(new.join("manifest.toml"), b"x").unwrap();
+        let refused = check_target(&new, &[], false).unwrap_err();
+        assert!(refused.contains("not one sim wrote"), "{refused}");
+        // Nor does sim's manifest beside a file it does not list.
+        fs::write(
+            new.join("manifest.toml"),
+            "sim_version = \"0.1.0\"\nfiles = [\"summary.csv\"]\n",
+        )
+        .unwrap();
+        fs::write(new.join("summary.csv"), b"a").unwrap();
+        let refused = check_target(&new, &[], false).unwrap_err();
+        assert!(refused.contains("holds notes.txt"), "{refused}");
+        fs::remove_file(new.join("notes.txt")).unwrap();
         assert_eq!(check_target(&new, &[], false), Ok(()));
         // Never the folder of an input, even with --force.
         let scenario = new.join("s.toml");

@@ -38,8 +38,11 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
         )
         .into());
     }
+    if let Some(out) = &o.out {
+        refuse_to_overwrite_an_input(out, o.files.iter().chain(&o.into))?;
+    }
     let text = match &o.into {
-        None => import::fragment(&imports),
+        None => import::fragment(&imports).map_err(bad)?,
         Some(scenario) => {
             let name = scenario.display().to_string();
             let source = std::fs::read_to_string(scenario)
@@ -50,10 +53,12 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
                 import::into_scenario(&source, &name, &imports).map_err(bad)?
             };
             // What is written must load: check it as the scenario it is.
-            let shown = o
-                .out
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("(the imported scenario)"));
+            // Nothing is written when it does not, so its messages cannot name
+            // --out's file: they name the text they quote.
+            let shown = PathBuf::from(match &o.out {
+                Some(out) => format!("(the scenario for {})", out.display()),
+                None => "(the imported scenario)".to_owned(),
+            });
             crate::scenario::parse(&text, &shown).map_err(|e| {
                 InputError(format!(
                     "the scenario {name} with the imported strategies is not valid, so nothing was written:\n{e}"
@@ -69,6 +74,28 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
         }
         Some(out) => write(out, &text, o.force),
     }
+}
+
+/// Refuses an `--out` that is one of the files read: `--force` replaces a
+/// file, never the configuration or scenario the import is made from.
+fn refuse_to_overwrite_an_input<'a>(
+    out: &Path,
+    inputs: impl Iterator<Item = &'a PathBuf>,
+) -> Result<()> {
+    let Ok(target) = out.canonicalize() else {
+        return Ok(()); // does not exist yet: it is none of the inputs
+    };
+    for input in inputs {
+        if input.canonicalize().is_ok_and(|p| p == target) {
+            return Err(InputError(format!(
+                "--out {} is {}, a file this import reads: give another --out",
+                out.display(),
+                input.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Writes `text` to `out` whole or not at all; an existing file only with

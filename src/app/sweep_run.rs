@@ -71,6 +71,7 @@ pub(super) fn run_sweep(
             shards: spec.count,
             cells: total,
             checksums: Default::default(),
+            own_checksum: String::new(),
         };
         let files = shard::files(&manifest, &text, &cells, &results).map_err(anyhow::Error::msg)?;
         for (name, bytes) in files {

@@ -242,6 +242,16 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
 
 /// Imports `text`, named `file` in messages.
 pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
+    // A NUL byte ends a YAML stream where the parser stops, so what follows
+    // would be dropped without a word: no text configuration holds one.
+    if let Some(at) = text.find('\0') {
+        let line = text[..at].matches('\n').count() + 1;
+        let column = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+        return Err(ImportError(format!(
+            "{file}:{line}:{column}: holds a NUL byte (byte {at}), which no JSON or YAML file \
+             holds: is it a text configuration? Remove the byte and import it again"
+        )));
+    }
     let docs = tree::parse(text).map_err(|(line, why)| {
         ImportError(format!(
             "{file}:{line}: cannot be read as JSON or YAML: {why}"

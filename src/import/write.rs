@@ -6,6 +6,28 @@ use std::fmt::Write as _;
 
 use super::{Entry, ImportError, Imported};
 
+/// `text` safe in a `#` comment: a comment ends at a line break, so a
+/// control character echoed from the source (a newline in a string field)
+/// would end it and write what follows as TOML. Each is written as its
+/// escape (`\n`, `\u{0}`) instead.
+fn comment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        // U+2028 and U+2029 are line breaks to some readers.
+        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `text` as a TOML string, quoted and escaped.
+fn quoted(text: &str) -> String {
+    toml_edit::Value::from(text).to_string().trim().to_owned()
+}
+
 /// The header: what was read, and what was left out.
 fn header(imports: &[Imported]) -> String {
     let mut out = String::new();
@@ -13,14 +35,15 @@ fn header(imports: &[Imported]) -> String {
         let _ = writeln!(
             out,
             "# Imported by `sim import` from {} ({}).",
-            i.file, i.format
+            comment(&i.file),
+            i.format
         );
         if i.not_modelled.is_empty() {
             let _ = writeln!(out, "# Every field it holds is modelled.");
         } else {
             let _ = writeln!(out, "# Read but not modelled, so left out:");
             for n in &i.not_modelled {
-                let _ = writeln!(out, "#   {n}");
+                let _ = writeln!(out, "#   {}", comment(n));
             }
         }
     }
@@ -37,13 +60,23 @@ fn value(e: &Entry) -> Result<toml_edit::Value, ImportError> {
     })
 }
 
-fn key_line(out: &mut String, e: &Entry) {
-    let _ = writeln!(out, "{} = {}  # {}", e.key, e.value, e.from);
+/// `key = value  # from`, the value checked as TOML (an importer that wrote
+/// a string unescaped is caught here, not by the scenario's reader).
+fn key_line(out: &mut String, e: &Entry) -> Result<(), ImportError> {
+    let v = value(e)?;
+    let _ = writeln!(
+        out,
+        "{} = {}  # {}",
+        e.key,
+        v.to_string().trim(),
+        comment(&e.from)
+    );
+    Ok(())
 }
 
 /// The `[[strategy]]` tables alone, each server key commented out with
 /// the instruction to merge it into `[server]`.
-pub fn fragment(imports: &[Imported]) -> String {
+pub fn fragment(imports: &[Imported]) -> Result<String, ImportError> {
     let mut out = header(imports);
     out.push_str(
         "# Add these tables to a scenario (its [clients], [server], [[outage]] and\n\
@@ -51,21 +84,27 @@ pub fn fragment(imports: &[Imported]) -> String {
     );
     for i in imports {
         for s in &i.strategies {
-            let _ = writeln!(out, "\n[[strategy]]\nname = \"{}\"", s.name);
+            let _ = writeln!(out, "\n[[strategy]]\nname = {}", quoted(&s.name));
             for e in &s.entries {
-                key_line(&mut out, e);
+                key_line(&mut out, e)?;
             }
             if !s.server.is_empty() {
                 out.push_str(
                     "# Keys of the server this strategy's settings act on; set them in [server]:\n",
                 );
                 for e in &s.server {
-                    let _ = writeln!(out, "# {} = {}  # {}", e.key, e.value, e.from);
+                    let _ = writeln!(
+                        out,
+                        "# {} = {}  # {}",
+                        e.key,
+                        comment(&e.value),
+                        comment(&e.from)
+                    );
                 }
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// `scenario` (its text) with the imported strategies added after its own,
@@ -98,9 +137,9 @@ pub fn into_scenario(
             } else {
                 s.name.clone()
             };
-            let _ = writeln!(out, "\n[[strategy]]\nname = \"{name}\"");
+            let _ = writeln!(out, "\n[[strategy]]\nname = {}", quoted(&name));
             for e in &s.entries {
-                key_line(&mut out, e);
+                key_line(&mut out, e)?;
             }
             if s.server.is_empty() {
                 continue;
@@ -133,7 +172,13 @@ pub fn into_scenario(
             table.fmt();
             out.push_str("# Its own server: the scenario's [server], with\n");
             for e in &s.server {
-                let _ = writeln!(out, "#   {} = {}  (from {})", e.key, e.value, e.from);
+                let _ = writeln!(
+                    out,
+                    "#   {} = {}  (from {})",
+                    e.key,
+                    comment(&e.value),
+                    comment(&e.from)
+                );
             }
             let _ = writeln!(out, "server = {table}");
         }
@@ -163,6 +208,13 @@ pub fn chain_into_scenario(
         .parse()
         .map_err(|e| ImportError(format!("{file}: cannot be read as TOML: {e}")))?;
     for i in imports {
+        if i.strategies.is_empty() {
+            return Err(ImportError(format!(
+                "{}: holds no retry policy; a tier's file holds exactly one (a gRPC method \
+                 config, an Envoy retry_policy or an Istio route with retries)",
+                i.file
+            )));
+        }
         if i.strategies.len() != 1 {
             return Err(ImportError(format!(
                 "{}: a tier's file holds one retry policy, this one {} ({}); import it alone to see them",
@@ -204,7 +256,8 @@ pub fn chain_into_scenario(
             let v = value(e)?;
             t.insert(&e.key, toml_edit::value(v));
             if let Some(mut k) = t.key_mut(&e.key) {
-                k.leaf_decor_mut().set_prefix(format!("# {}\n", e.from));
+                k.leaf_decor_mut()
+                    .set_prefix(format!("# {}\n", comment(&e.from)));
             }
         }
         Ok(())
@@ -226,7 +279,7 @@ pub fn chain_into_scenario(
         t.decor_mut().set_prefix(format!(
             "\n# Tier {} (from {}): its capacity is the [server]'s, copied; set its own.\n",
             k + 1,
-            imports[k + 1].file
+            comment(&imports[k + 1].file)
         ));
         t.remove("calls");
         t.remove("name");
@@ -250,13 +303,69 @@ pub fn chain_into_scenario(
     );
     out.push_str("\n[[strategy]]\nname = \"imported-chain\"\n");
     for e in &imports[0].strategies[0].entries {
-        key_line(&mut out, e);
+        key_line(&mut out, e)?;
     }
     for (k, name) in names.iter().enumerate() {
         let _ = writeln!(out, "\n[strategy.tiers.{name}]");
         for e in &imports[k + 1].strategies[0].entries {
-            key_line(&mut out, e);
+            key_line(&mut out, e)?;
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::Strategy;
+
+    fn imported(name: &str, from: &str) -> Imported {
+        Imported {
+            file: "f.yaml".into(),
+            format: "Envoy configuration",
+            strategies: vec![Strategy {
+                name: name.into(),
+                entries: vec![Entry {
+                    key: "max_retries".into(),
+                    value: "3".into(),
+                    from: from.into(),
+                }],
+                server: Vec::new(),
+            }],
+            not_modelled: vec!["f.yaml:2 x = a\nname = \"b\"".into()],
+        }
+    }
+
+    /// Whatever the source's strings hold, the fragment reads back as the
+    /// one strategy it names: names are quoted, comments escaped.
+    #[test]
+    fn echoed_strings_cannot_write_toml() {
+        let text = fragment(&[imported(
+            "a\"\n[[strategy]]\nname = \"b",
+            "f.yaml:1 x = 1\r\n[[strategy]]\u{2028}",
+        )])
+        .unwrap();
+        let doc: toml::Table = text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let strategies = doc["strategy"].as_array().unwrap();
+        assert_eq!(strategies.len(), 1, "{text}");
+        assert_eq!(
+            strategies[0]["name"].as_str(),
+            Some("a\"\n[[strategy]]\nname = \"b")
+        );
+        assert!(text.contains(r"\r\n[[strategy]]\u{2028}"), "{text}");
+    }
+
+    /// A tier's file without a policy is named as such.
+    #[test]
+    fn a_tier_without_a_policy_says_so() {
+        let mut none = imported("x", "f.yaml:1");
+        none.strategies.clear();
+        let err = chain_into_scenario(
+            "[server]\nworkers = 1\n",
+            "s.toml",
+            &[imported("a", "f.yaml:1"), none],
+        )
+        .unwrap_err();
+        assert!(err.0.contains("holds no retry policy"), "{}", err.0);
+    }
 }

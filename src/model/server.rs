@@ -72,6 +72,16 @@ struct Running {
 }
 
 /// The server's state during a run.
+/// Bytes one worker of one replica holds: its place for a request in
+/// service and its entry in the free list ([`crate::runner::run_bytes`]
+/// counts them, with [`BYTES_PER_REPLICA`], before a run is allowed).
+pub const BYTES_PER_WORKER: u64 =
+    (std::mem::size_of::<Option<Running>>() + std::mem::size_of::<u32>()) as u64;
+
+/// Bytes one replica holds besides its workers: its state and its empty
+/// queues' headers.
+pub const BYTES_PER_REPLICA: u64 = std::mem::size_of::<Server>() as u64;
+
 #[derive(Clone)]
 pub struct Server {
     service: Dist,

@@ -72,8 +72,17 @@ fn bound(what: &str, value: f64, shown: String, formula: String) -> Bound {
 
 /// `x` with up to 3 significant digits and no trailing zeros.
 pub fn short(x: f64) -> String {
+    if x.is_infinite() && x > 0.0 {
+        // A product of attempts past what a float holds: still a bound.
+        return "over 1.8e308".to_owned();
+    }
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
+    }
+    if x.abs() >= 1e9 {
+        // Past a billion the low digits a float prints are not the count's
+        // (3^38 is ...089, its f64 ...000): three significant digits only.
+        return format!("{x:.2e}");
     }
     let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
     let s = format!("{x:.digits$}");
@@ -101,6 +110,14 @@ pub fn attempts_per_request(s: &Strategy) -> Bound {
             f64::from(h.max_attempts),
             format!("{} copies", h.max_attempts),
             format!("hedging max_attempts = {}", h.max_attempts),
+        ),
+        _ if s.policy.max_retries == u32::MAX => bound(
+            "attempts per request, total failure, nothing else capping",
+            f64::INFINITY,
+            "unlimited attempts".to_owned(),
+            "max_retries = \"unlimited\": only a deadline, a budget, a breaker or a throttle \
+             ends a request that keeps failing"
+                .to_owned(),
         ),
         _ => {
             let n = 1 + s.policy.max_retries;
@@ -380,21 +397,33 @@ pub fn chain(chain: &ChainConfig, users: &Strategy) -> Vec<Bound> {
     // Attempts at each tier, and the calls into it, with their formulas.
     let (mut a, mut calls_in) = (vec![0.0f64; n], vec![0.0f64; n]);
     let (mut fa, mut fin) = (vec![String::new(); n], vec![String::new(); n]);
+    // Tiers whose attempts are unbounded because a tier on the way retries
+    // without limit (not because the product outgrew a float).
+    let (mut unlimited, mut unlimited_in) = (vec![false; n], vec![false; n]);
+    let factor = |r: f64| {
+        if r.is_infinite() {
+            "unlimited".to_owned()
+        } else {
+            short(r)
+        }
+    };
     for k in crate::model::chain::topological(&chain.calls) {
+        unlimited[k] = retries[k].is_infinite() || unlimited_in[k];
         if k == 0 {
             a[0] = retries[0];
-            fa[0] = short(retries[0]);
+            fa[0] = factor(retries[0]);
             // Shown alone, tier 0's formula says where its number comes from.
             fin[0] = "the users' attempts per request".into();
         } else {
             a[k] = retries[k] * calls_in[k];
             fa[k] = if fin[k].contains('+') {
-                format!("{} x ({})", short(retries[k]), fin[k])
+                format!("{} x ({})", factor(retries[k]), fin[k])
             } else {
-                format!("{} x {}", short(retries[k]), fin[k])
+                format!("{} x {}", factor(retries[k]), fin[k])
             };
         }
         for (j, &c) in chain.calls[k].to.iter().enumerate() {
+            unlimited_in[c] |= unlimited[k];
             let p = chain.calls[k].probability.get(j).copied().unwrap_or(1.0);
             calls_in[c] += p * a[k];
             let term = if p < 1.0 {
@@ -415,12 +444,12 @@ pub fn chain(chain: &ChainConfig, users: &Strategy) -> Vec<Bound> {
             } else {
                 fa[k].clone()
             };
-            bound(
-                chain.name(k),
-                a[k],
-                format!("{} attempts", short(a[k])),
-                formula,
-            )
+            let shown = if unlimited[k] {
+                "unlimited attempts".to_owned()
+            } else {
+                format!("{} attempts", short(a[k]))
+            };
+            bound(chain.name(k), a[k], shown, formula)
         })
         .collect()
 }

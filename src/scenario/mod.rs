@@ -109,13 +109,46 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     parse(&src, path)
 }
 
+/// What a file that is not TOML looks like instead, from its name or its
+/// first line that says anything: YAML or JSON, the formats `sim import`
+/// reads.
+fn foreign_format(src: &str, path: &Path) -> Option<&'static str> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    match ext.to_ascii_lowercase().as_str() {
+        "yaml" | "yml" => return Some("YAML"),
+        "json" => return Some("JSON"),
+        _ => {}
+    }
+    let first = src
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
+    if first.starts_with('{') || first.starts_with("[{") {
+        Some("JSON")
+    } else if first == "---"
+        || first.starts_with("- ")
+        || (first.contains(": ") || first.ends_with(':')) && !first.contains('=')
+    {
+        Some("YAML")
+    } else {
+        None
+    }
+}
+
 /// Validates scenario text `src`; `path` is only used in messages and for the
 /// default name.
 pub fn parse(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
     // Syntax first: a syntax error has a position but no key to blame.
     if let Err(e) = toml::de::DeTable::parse(src) {
-        let mut err =
-            ScenarioError::at_offset(path, src, e.span().map(|s| s.start), e.message().trim_end());
+        let mut message = e.message().trim_end().to_owned();
+        if let Some(what) = foreign_format(src, path) {
+            message.push_str(&format!(
+                "; this looks like {what}, and a scenario is TOML: to use a gRPC service config, \
+                 Envoy or Istio YAML, run `sim import FILE --into SCENARIO`, which writes its \
+                 retry settings into a scenario"
+            ));
+        }
+        let mut err = ScenarioError::at_offset(path, src, e.span().map(|s| s.start), &message);
         err.key = None;
         return Err(err);
     }

@@ -402,7 +402,9 @@ impl Checker<'_> {
                 token_ratio,
             } => BudgetConfig::TokenBucket {
                 max_tokens: positive(max_tokens.unwrap_or(10.0), "max_tokens")?,
-                token_ratio: fraction(token_ratio.unwrap_or(0.1), "token_ratio")?,
+                // gRPC takes any ratio above 0 (gRFC A6; its own throttling
+                // test uses 1.6): a success adds it, up to max_tokens.
+                token_ratio: positive(token_ratio.unwrap_or(0.1), "token_ratio")?,
             },
             BudgetFile::AwsQuota {
                 capacity,

@@ -146,15 +146,22 @@ const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long one request may take, from its headers to the answer: reading
 /// its body, waiting for a core, the run.
 const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
-/// Connections served at once; one more is closed at once. A page uses a few.
+/// Connections served at once. A page uses a few; when all are taken, the
+/// oldest is closed to make room for the new one.
 const MAX_CONNECTIONS: usize = 64;
 
 /// Accepts connections until Ctrl-C, each served by hyper's HTTP/1 with a
 /// header (and idle) timeout, within a bound on open connections: a client
-/// that connects and stalls cannot hold memory for ever.
+/// that connects and stalls cannot hold memory for ever. When the bound is
+/// reached the oldest connection is closed, so clients that hold connections
+/// open (sending a body a byte a second) cannot lock the page out: the page's
+/// next connection takes the place of one of theirs.
 async fn serve_connections(listener: tokio::net::TcpListener, app: Router) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    // The connections being served, oldest first.
+    let mut served: std::collections::VecDeque<tokio::task::AbortHandle> =
+        std::collections::VecDeque::new();
     let shutdown = tokio::signal::ctrl_c();
     tokio::pin!(shutdown);
     loop {
@@ -169,12 +176,30 @@ async fn serve_connections(listener: tokio::net::TcpListener, app: Router) {
             },
             _ = &mut shutdown => return,
         };
-        let Ok(permit) = open.clone().try_acquire_owned() else {
-            drop(stream);
-            continue;
+        served.retain(|h| !h.is_finished());
+        let permit = match open.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                // Close the oldest; its permit comes back when its task ends.
+                if let Some(oldest) = served.pop_front() {
+                    oldest.abort();
+                }
+                match tokio::time::timeout(
+                    std::time::Duration::from_secs(1),
+                    open.clone().acquire_owned(),
+                )
+                .await
+                {
+                    Ok(Ok(permit)) => permit,
+                    _ => {
+                        drop(stream);
+                        continue;
+                    }
+                }
+            }
         };
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
@@ -182,6 +207,7 @@ async fn serve_connections(listener: tokio::net::TcpListener, app: Router) {
                 .await;
             drop(permit);
         });
+        served.push_back(task.abort_handle());
     }
 }
 

@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 use super::figures::FIGURES;
 use super::{Bin, CellResult};
 
-/// Version of the shard folder layout (2: checksums of the files).
-pub const FORMAT: u32 = 2;
+/// Version of the shard folder layout (2: checksums of the files; 3: a
+/// checksum of `shard.toml`'s own fields).
+pub const FORMAT: u32 = 3;
 
 /// The files of a shard folder besides `shard.toml`, each with a checksum there.
 const DATA_FILES: [&str; 3] = ["scenario.toml", "cells.csv", "timeline.csv"];
@@ -88,6 +89,20 @@ pub struct Manifest {
     pub cells: usize,
     /// FNV-1a of each other file's bytes, in hex, by file name.
     pub checksums: std::collections::BTreeMap<String, String>,
+    /// FNV-1a of this file as written with this field empty: an edited
+    /// seed, shard count or checksum is refused, not merged.
+    pub own_checksum: String,
+}
+
+impl Manifest {
+    /// The checksum of the other fields ([`Manifest::own_checksum`]).
+    fn own(&self) -> Result<String, String> {
+        let mut bare = self.clone();
+        bare.own_checksum = String::new();
+        toml::to_string(&bare)
+            .map(|t| checksum(t.as_bytes()))
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// 64-bit FNV-1a (Fowler, Noll and Vo): enough to tell scenario texts apart.
@@ -162,6 +177,7 @@ pub fn files(
         .iter()
         .map(|(name, b)| (name.to_string(), checksum(b)))
         .collect();
+    manifest.own_checksum = manifest.own()?;
     let manifest_text = toml::to_string(&manifest).map_err(|e| e.to_string())?;
     let mut out = vec![("shard.toml", manifest_text.into_bytes())];
     out.extend(data);
@@ -211,6 +227,22 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
     }
     let manifest: Manifest = toml::from_str(&manifest_text)
         .map_err(|e| fail(format!("shard.toml: {}", e.message().trim_end())))?;
+    if manifest.own().ok().as_ref() != Some(&manifest.own_checksum) {
+        return Err(fail(
+            "shard.toml does not match its own checksum: it was edited or damaged (its seed, \
+             shard count or checksums can no longer be trusted); run this shard again"
+                .into(),
+        ));
+    }
+    // The folder's manifest.toml is written last: without it the shard run
+    // did not finish.
+    if !dir.join("manifest.toml").is_file() {
+        return Err(fail(
+            "has no manifest.toml, which a shard run writes last: the run did not finish \
+             or the folder was changed; run this shard again"
+                .into(),
+        ));
+    }
     if manifest.shards == 0 || manifest.shard == 0 || manifest.shard > manifest.shards {
         return Err(fail(format!(
             "shard.toml: shard {} of {} is not a shard (1 <= shard <= shards)",
@@ -343,6 +375,20 @@ pub fn combine(
             ),
         });
     }
+    // Every shard must be given, so a count far above the folders given is
+    // an error here, before anything the size of the count is allocated (a
+    // few missing are listed below).
+    if m0.shards as usize > shards.len().max(10_000) {
+        return Err(ShardError {
+            dir: first.dir.clone(),
+            message: format!(
+                "is shard {} of {}, and {} shard folders were given; a merge needs every shard",
+                m0.shard,
+                m0.shards,
+                shards.len()
+            ),
+        });
+    }
     let mut seen = vec![None::<PathBuf>; m0.shards as usize];
     for s in &shards {
         let m = &s.manifest;
@@ -461,11 +507,14 @@ mod tests {
             shards: 1,
             cells: 1,
             checksums: Default::default(),
+            own_checksum: String::new(),
         };
         let dir = tempfile::tempdir().unwrap();
         for (name, bytes) in files(&m, "text", &[0], std::slice::from_ref(&r)).unwrap() {
             std::fs::write(dir.path().join(name), bytes).unwrap();
         }
+        // What the shard run's folder gets last.
+        std::fs::write(dir.path().join("manifest.toml"), b"").unwrap();
         let back = read(dir.path()).unwrap();
         assert_eq!(back.manifest.checksums.len(), DATA_FILES.len());
         assert_eq!(back.cells, vec![(0, r)]);

@@ -64,8 +64,8 @@ try {
   assert.equal(await page.locator('#pane-a .field.invalid').count(), 0, 'the error is gone');
   await page.locator('#show-b').click();
   await waitRuns('#pane-b', 1);
-  assert.equal(await page.locator('#b-chart-load .panel canvas').count(), 4, 'B draws its charts');
-  assert.equal(await page.locator('#pane-b .table tbody tr').count(), 4);
+  assert.equal(await page.locator('#b-chart-load .panel canvas').count(), 5, 'B draws its charts');
+  assert.equal(await page.locator('#pane-b .table tbody tr').count(), 5);
   // B differs from A in its clients (A has 1200, B copied them): change B's.
   const rb0 = await runs('#pane-b');
   await page.locator('#pane-b .field[data-key="clients.count"] input').fill('300');

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::chain::csv;
-use crate::common::sim;
+use crate::common::{sim, stdout};
 
 /// A world where every attempt fails at once: 200 requests a second for
 /// 60 s, each a bad request that the strategies retry; `strategies` appended.
@@ -347,4 +347,30 @@ fn envoys_count_lets_retries_in_backoff_slip_past_its_budget() {
         "counted once sent: {} attempts per request",
         per_request("envoy-count")
     );
+}
+
+/// Counts past a float's exact integers are printed to three significant
+/// digits, not as integers with wrong low digits, and a product past a float's
+/// range as "over 1.8e308", never "inf"; unlimited retries say so (they read
+/// "0 attempts = 1 + 4294967295", a wrap-around).
+#[test]
+fn huge_and_unlimited_counts_are_printed_as_such() {
+    let a = sim()
+        .args(["bound", "tests/fixtures/repro/chain40.toml"])
+        .assert()
+        .success();
+    let out = stdout(&a);
+    assert!(out.contains("t36: 1.35e18 attempts"), "{out}");
+    assert!(!out.contains("1350851717672992000"), "{out}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("unlimited.toml");
+    let text = std::fs::read_to_string("scenarios/outage.toml")
+        .unwrap()
+        .replace("max_retries = 5", "max_retries = \"unlimited\"");
+    std::fs::write(&file, text).unwrap();
+    let a = sim().arg("bound").arg(&file).assert().success();
+    let out = stdout(&a);
+    assert!(out.contains("unlimited attempts"), "{out}");
+    assert!(!out.contains("4294967295"), "{out}");
+    assert!(!out.contains("inf attempts"), "{out}");
 }

@@ -898,3 +898,41 @@ fn completions_and_the_manual_list_every_subcommand() {
     }
     sim().args(["completions", "tcsh"]).assert().code(2);
 }
+
+/// YAML or JSON given to `sim run` is pointed at `sim import`, with the
+/// parse error's position kept.
+#[test]
+fn a_configuration_given_to_run_points_to_import() {
+    for file in [
+        "examples/import/istio.yaml",
+        "examples/import/grpc-service-config.json",
+    ] {
+        let a = sim().args(["run", file]).assert().code(2);
+        let err = crate::common::stderr(&a);
+        assert!(err.contains(&format!("{file}:")), "{err}");
+        assert!(err.contains("sim import FILE --into SCENARIO"), "{err}");
+    }
+}
+
+/// gRPC takes any token ratio above 0 (its own throttling test uses 1.6), so
+/// a scenario does too; 0 and negative ratios are refused at the key.
+#[test]
+fn a_token_ratio_above_one_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ratio.toml");
+    let with = |ratio: &str| {
+        let text = std::fs::read_to_string("scenarios/outage.toml")
+            .unwrap()
+            .replace(
+                "budget = { kind = \"ratio\", ratio = 0.1, window = \"10s\" }",
+                &format!(
+                    "budget = {{ kind = \"token-bucket\", max_tokens = 10, token_ratio = {ratio} }}"
+                ),
+            );
+        std::fs::write(&file, text).unwrap();
+        sim().arg("validate").arg(&file).assert()
+    };
+    with("1.6").success();
+    let err = crate::common::stderr(&with("0").code(2));
+    assert!(err.contains("token_ratio"), "{err}");
+}

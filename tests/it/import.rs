@@ -359,3 +359,85 @@ fn files_one_per_tier_import_as_a_call_chain() {
         "{err}"
     );
 }
+
+/// The bad-input reproducers of December 2026, through the binary: a string
+/// holding newlines cannot write TOML through a comment; a NUL byte is
+/// refused, not read as the end of the file; an error about the scenario to
+/// be written names that scenario, not a file never written; `--out` never
+/// replaces a file the import reads, even with `--force`.
+#[test]
+fn the_december_reproducers_are_refused_or_written_safely() {
+    let dir = tempfile::tempdir().unwrap();
+    // 01: the echoed value stays in its comment.
+    let out = dir.path().join("injected.toml");
+    sim()
+        .args([
+            "import",
+            "tests/fixtures/repro/inj.yaml",
+            "--into",
+            "scenarios/fleet.toml",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let s = scenario::load(&out).unwrap();
+    assert!(
+        s.strategies.iter().all(|st| st.name != "injected"),
+        "a strategy was injected"
+    );
+    assert!(
+        text.contains(r#"0.25s\n[[strategy]]\nname = "injected""#),
+        "the value is echoed, escaped"
+    );
+    assert!(!text.contains("max_retries = 99\n"), "{text}");
+    // 02 and 10: a NUL byte, in the middle or on the first line.
+    for (file, line) in [("nulmid.yaml", 25), ("nulhead.yaml", 1)] {
+        let path = format!("tests/fixtures/repro/{file}");
+        let a = sim().args(["import", &path]).assert().code(2);
+        let err = crate::common::stderr(&a);
+        assert!(
+            err.contains(&format!("{path}:{line}:")) && err.contains("NUL byte"),
+            "{err}"
+        );
+        assert!(!err.contains("empty"), "{err}");
+    }
+    // 10: an imported scenario that does not validate names what it quotes.
+    let never = dir.path().join("never.toml");
+    let a = sim()
+        .args([
+            "import",
+            "examples/import/istio.yaml",
+            "--into",
+            "scenarios/outage.toml",
+            "--out",
+        ])
+        .arg(&never)
+        .assert()
+        .code(2);
+    let err = crate::common::stderr(&a);
+    assert!(err.contains("nothing was written"), "{err}");
+    assert!(
+        err.contains(&format!("(the scenario for {})", never.display())),
+        "{err}"
+    );
+    assert!(!never.exists());
+    // 11: --out naming the input, even with --force.
+    let mine = dir.path().join("my.yaml");
+    std::fs::copy("examples/import/envoy-route.yaml", &mine).unwrap();
+    let before = std::fs::read(&mine).unwrap();
+    let a = sim()
+        .arg("import")
+        .arg(&mine)
+        .args(["--into", "scenarios/fleet.toml", "--force", "--out"])
+        .arg(&mine)
+        .assert()
+        .code(2);
+    assert!(
+        crate::common::stderr(&a).contains("a file this import reads"),
+        "{}",
+        crate::common::stderr(&a)
+    );
+    assert_eq!(std::fs::read(&mine).unwrap(), before, "the input is intact");
+}

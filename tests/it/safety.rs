@@ -300,3 +300,71 @@ fn a_world_beyond_ulimit_v_is_refused_before_it_runs() {
     assert!(err.contains("ulimit -v"), "{err}");
     assert!(!dir.path().join("out").exists());
 }
+
+/// The December 2026 reproducers: a junk file named manifest.toml does not
+/// make a folder of the user's files a results folder (08); an edited shard
+/// count (06) or seed (07) is refused before anything is allocated or merged,
+/// and so is a shard folder without its manifest.toml (07).
+#[test]
+fn a_junk_manifest_and_edited_shards_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let proj = dir.path().join("proj");
+    fs::create_dir(&proj).unwrap();
+    fs::write(proj.join("manifest.toml"), b"x\n").unwrap();
+    fs::write(proj.join("keep.txt"), b"keep").unwrap();
+    let a = sim()
+        .args([
+            "run",
+            "tests/fixtures/small.toml",
+            "-q",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(&proj)
+        .assert()
+        .code(2);
+    assert!(stderr(&a).contains("not one sim wrote"), "{}", stderr(&a));
+    assert_eq!(names(&proj), ["keep.txt", "manifest.toml"]);
+
+    let parts = shards(dir.path(), Some("parts"), 3);
+    let merge = |out: &str| {
+        let a = sim()
+            .arg("merge")
+            .args(&parts)
+            .args(["-q", "--no-plots", "--out"])
+            .arg(dir.path().join(out))
+            .assert()
+            .code(2);
+        stderr(&a)
+    };
+    let shard_toml = parts[0].join("shard.toml");
+    let original = fs::read_to_string(&shard_toml).unwrap();
+    let edited = |from: &str, to: &str| {
+        let lines: Vec<String> = original
+            .lines()
+            .map(|l| {
+                if l.starts_with(from) {
+                    to.to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        let mut permissions = fs::metadata(&shard_toml).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        permissions.set_readonly(false);
+        fs::set_permissions(&shard_toml, permissions).unwrap();
+        fs::write(&shard_toml, lines.join("\n") + "\n").unwrap();
+    };
+    edited("shards = ", "shards = 4294967295");
+    let err = merge("m1");
+    assert!(err.contains("does not match its own checksum"), "{err}");
+    edited("seed = ", "seed = 6");
+    let err = merge("m2");
+    assert!(err.contains("does not match its own checksum"), "{err}");
+    fs::write(&shard_toml, &original).unwrap();
+    fs::remove_file(parts[0].join("manifest.toml")).unwrap();
+    let err = merge("m3");
+    assert!(err.contains("has no manifest.toml"), "{err}");
+    assert!(!dir.path().join("m3").exists());
+}
