@@ -100,7 +100,7 @@ impl Objective {
         Ok(Objective { minimize, limits })
     }
 
-    fn feasible(&self, s: &Scores) -> bool {
+    pub fn feasible(&self, s: &Scores) -> bool {
         self.limits.iter().all(|&(m, v)| s.get(m) <= v)
     }
 }
@@ -561,6 +561,79 @@ pub fn advise(
         drawn,
         runs,
     }
+}
+
+/// Why the pick beat the other settings on the front that keep every limit,
+/// in one line: the metric that told it from the next best of them (the
+/// objective's, or on a tie the first of the others in column order), with
+/// both values; `None` without a pick. Labels are the front's numbers.
+pub fn why_the_pick(a: &Advice, objective: &Objective) -> Option<String> {
+    let pick = a.pick?;
+    let label = |i: usize| a.front.iter().position(|&f| f == i).map_or(0, |n| n + 1);
+    let order: Vec<Metric> = std::iter::once(objective.minimize)
+        .chain(Metric::ALL.into_iter().filter(|&m| m != objective.minimize))
+        .collect();
+    let score = |i: usize, m: Metric| a.finalists[i].1.get(m);
+    let key_cmp = |x: usize, y: usize| {
+        order
+            .iter()
+            .map(|&m| score(x, m).total_cmp(&score(y, m)))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(x.cmp(&y))
+    };
+    let next = a
+        .front
+        .iter()
+        .copied()
+        .filter(|&i| i != pick && objective.feasible(&a.finalists[i].1))
+        .min_by(|&x, &y| key_cmp(x, y));
+    let shown = |v: f64| {
+        if v.fract() == 0.0 || v.abs() >= 100.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.3}")
+        }
+    };
+    let within = if objective.limits.is_empty() {
+        "on the front"
+    } else {
+        "on the front within the limits"
+    };
+    let Some(next) = next else {
+        return Some(format!(
+            "Why #{}: it is the only setting {within}.",
+            label(pick)
+        ));
+    };
+    let first = objective.minimize;
+    let decided = order
+        .iter()
+        .copied()
+        .find(|&m| score(pick, m) != score(next, m))
+        .unwrap_or(first);
+    Some(if decided == first {
+        format!(
+            "Why #{}: of the settings {within} it has the fewest {} ({} on average, against {} \
+             for #{}, the next).",
+            label(pick),
+            first.name(),
+            shown(score(pick, first)),
+            shown(score(next, first)),
+            label(next)
+        )
+    } else {
+        format!(
+            "Why #{}: it ties with #{} on {} ({}) and has the lower {} ({} against {}).",
+            label(pick),
+            label(next),
+            first.name(),
+            shown(score(pick, first)),
+            decided.name(),
+            shown(score(pick, decided)),
+            shown(score(next, decided))
+        )
+    })
 }
 
 /// The settings best first: by Pareto layer (non-dominated sorting), then

@@ -129,7 +129,11 @@ pub(super) fn advise(
     match a.pick {
         Some(i) => {
             let n = a.front.iter().position(|&f| f == i).unwrap_or(0) + 1;
-            say!("\nFor {wanted}: #{n} (*)\n");
+            say!("\nFor {wanted}: #{n} (*)");
+            if let Some(why) = crate::advise::why_the_pick(&a, &objective) {
+                say!("{why}");
+            }
+            say!("");
             say!("{}", a.finalists[i].0.toml("advised", &services).trim_end());
         }
         None => say!("\nFor {wanted}: no setting on the front keeps every limit"),

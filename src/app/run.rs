@@ -177,28 +177,39 @@ fn warn_identical(s: &Scenario, report: &Report) {
         }
     }
 }
-/// Above this many estimated events, `sim run` says what it is about to do.
-const BIG_RUN_EVENTS: f64 = 5e8;
+/// Events a second one thread simulates, at least: the slowest of the
+/// shipped scenarios on this project's two-core machine (the hedging sweep's
+/// runs, 31.6 s for 2 threads; most worlds run at 13 to 18 million a
+/// second a thread). `sim run` says what a run will take from it.
+const EVENTS_PER_S_PER_THREAD: f64 = 10e6;
 
-/// Prints, on stderr, an estimate of a large single run's cost before it starts.
-fn say_cost(s: &Scenario) {
-    let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
-    let events = runner::estimated_events(s);
-    if events > BIG_RUN_EVENTS {
-        let threads = rayon::current_num_threads().min(s.strategies.len()).max(1) as f64;
+/// Above this many seconds of estimated work, `sim run` says so before it
+/// starts.
+const BIG_RUN_SECONDS: f64 = 10.0;
+
+/// Prints, on stderr, what a run or sweep that will take more than
+/// [`BIG_RUN_SECONDS`] is about to do, and for about how long.
+pub(super) fn say_cost(s: &Scenario) {
+    let events = runner::estimated_total_events(s);
+    let runs = s
+        .sweep
+        .as_ref()
+        .map_or(s.strategies.len(), crate::scenario::sweep::Sweep::runs);
+    let threads = rayon::current_num_threads().min(runs).max(1);
+    let seconds = events / EVENTS_PER_S_PER_THREAD / threads as f64;
+    if seconds > BIG_RUN_SECONDS {
+        let twins = if s.world.outages.is_empty() {
+            ""
+        } else {
+            ", each with its twin"
+        };
         eprintln!(
-            "about {:.1} billion events ({}{}): at 10 to 18 million events/s on each of \
-             {}, {:.0} s to {:.0} s",
-            events / 1e9,
-            plural(s.strategies.len(), "strategy", "strategies"),
-            if twins > 1.0 {
-                ", each with its twin"
-            } else {
-                ""
-            },
-            plural(threads as usize, "thread", "threads"),
-            events / 18e6 / threads,
-            events / 10e6 / threads,
+            "note: about {:.0} million events in {}{twins}: up to about {:.0} s on {} \
+             (estimated before it starts; a progress bar follows on a terminal)",
+            events / 1e6,
+            plural(runs, "run", "runs"),
+            seconds,
+            plural(threads, "thread", "threads"),
         );
     }
 }
@@ -356,6 +367,7 @@ fn print_summary(
             m.failed,
             match (m.recovery_time_s, trigger) {
                 (_, false) => "-".to_string(),
+                (None, true) if m.twin_overloaded => "overloaded".to_string(),
                 (None, true) => "never".to_string(),
                 (Some(v), true) => format!("{v:.1}s"),
             },

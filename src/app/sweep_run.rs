@@ -30,6 +30,9 @@ pub(super) fn run_sweep(
         Some(spec) => spec.cells(total),
         None => (0..total).collect(),
     };
+    if !opts.quiet && opts.shard.is_none() {
+        super::run::say_cost(s);
+    }
     let simulated = Instant::now();
     let bar = progress_bar(opts.quiet);
     let on_cell = |done: usize, total: usize| {

@@ -59,6 +59,11 @@ pub struct Summary {
     /// back to the twin's for good; `None` when they never are, or when there is
     /// no trigger.
     pub recovery_time_s: Option<f64>,
+    /// The twin itself, the run without the trigger, crashed, or more than
+    /// 1% of its attempts met overload (timed out, reset, refused, 429, 503): the world is overloaded without the trigger,
+    /// and no recovery is measured against it (`recovery_time_s` is `None`).
+    /// Not a column of `summary.csv`, whose recovery is then empty.
+    pub twin_overloaded: bool,
     /// Successes the twin had and this run did not, from the trigger to the
     /// recovery (or the end), never negative; `None` without a trigger.
     pub successes_lost: Option<u64>,
@@ -123,6 +128,7 @@ pub fn summarize(
         peak_attempts_per_s: peak,
         peak_load_ratio: capacity_per_s.filter(|c| *c > 0.0).map(|c| peak / c),
         recovery_time_s: recovery.and_then(|r| r.time_s),
+        twin_overloaded: false,
         successes_lost: recovery.map(|r| r.successes_lost),
         extra_attempts: recovery.map(|r| r.extra_attempts),
         peak_backlog: buckets.iter().map(Bucket::backlog).fold(0.0, f64::max),

@@ -76,6 +76,27 @@ fn triggered(r: &Report) -> Vec<String> {
         "The trigger ran from {}; each strategy is compared with the same run without it.",
         windows.join(" and ")
     ));
+    // A world overloaded without its trigger has no normal to get back to.
+    let overloaded: Vec<&str> = r
+        .runs
+        .iter()
+        .filter(|x| x.summary.twin_overloaded)
+        .map(|x| x.name.as_str())
+        .collect();
+    if !overloaded.is_empty() {
+        let whom = if overloaded.len() == r.runs.len() {
+            "every strategy".to_string()
+        } else {
+            list(&overloaded)
+        };
+        out.push(format!(
+            "Without the trigger this world is itself overloaded under {whom}: the same run \
+             without it crashed the server or had more than 1% of its attempts time out or \
+             be refused, so there is \
+             no normal to recover to and no recovery time is given. Lower the load or give the \
+             server more capacity to see what the trigger does."
+        ));
+    }
     // The storm and its cure, when the run shows both, say what the crash and
     // recovery sentences below would repeat.
     let verdict = storm_and_cure(r);
@@ -131,7 +152,7 @@ fn triggered(r: &Report) -> Vec<String> {
     let never: Vec<&str> = r
         .runs
         .iter()
-        .filter(|x| x.summary.recovery_time_s.is_none())
+        .filter(|x| x.summary.recovery_time_s.is_none() && !x.summary.twin_overloaded)
         .map(|x| x.name.as_str())
         .collect();
     let mut recovery = String::new();
@@ -234,8 +255,9 @@ fn triggered(r: &Report) -> Vec<String> {
 fn storm_and_cure(r: &Report) -> Option<String> {
     let stormy =
         |x: &StrategyReport| x.summary.totals.crashes > 0 || x.summary.recovery_time_s.is_none();
-    let storm: Vec<&StrategyReport> = r.runs.iter().filter(|x| stormy(x)).collect();
-    let cure = r.runs.iter().filter(|x| !stormy(x)).min_by(|a, b| {
+    let judged = || r.runs.iter().filter(|x| !x.summary.twin_overloaded);
+    let storm: Vec<&StrategyReport> = judged().filter(|x| stormy(x)).collect();
+    let cure = judged().filter(|x| !stormy(x)).min_by(|a, b| {
         a.summary.failed.cmp(&b.summary.failed).then(
             a.summary
                 .recovery_time_s
@@ -482,6 +504,7 @@ mod tests {
                         peak_attempts_per_s: 100.0,
                         peak_load_ratio: Some(1.0 + i as f64),
                         recovery_time_s: rec,
+                        twin_overloaded: false,
                         successes_lost: Some(lost),
                         extra_attempts: Some(0),
                         peak_backlog: 0.0,

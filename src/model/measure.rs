@@ -49,6 +49,10 @@ struct Twin {
     /// client: no retry setting was ever asked for anything (see
     /// [`calm_part`]).
     calm: bool,
+    /// It crashed, or more than 1% of its attempts met overload (timed out,
+    /// reset, refused, 429 or 503): the world is overloaded without the
+    /// trigger, and recovery towards it means nothing.
+    overloaded: bool,
 }
 
 impl From<RunResult> for Twin {
@@ -67,11 +71,26 @@ impl From<RunResult> for Twin {
             && totals.failed() == 0
             && totals.rejected_locally == 0
             && calls_calm;
+        // Overload shows as attempts timed out, reset, refused or answered
+        // 429 or 503; a 400 or a 409 is the request's own doing, not the
+        // server's load.
+        let overload: u64 = [
+            Outcome::Timeout,
+            Outcome::Reset,
+            Outcome::Refused,
+            Outcome::Status429,
+            Outcome::Status503,
+        ]
+        .iter()
+        .map(|&o| totals.outcomes[o as usize])
+        .sum();
+        let overloaded = totals.crashes > 0 || overload.saturating_mul(100) > totals.attempts;
         Twin {
             buckets: t.buckets,
             events: t.totals.events,
             aborted: t.aborted,
             calm,
+            overloaded,
         }
     }
 }
@@ -280,7 +299,7 @@ pub fn run_measured_with(
             (r, twin.map(Twin::from))
         }
     };
-    let summary = summarize(
+    let mut summary = summarize(
         metrics,
         &r.buckets,
         twin.as_ref().map(|t| t.buckets.as_slice()),
@@ -290,6 +309,10 @@ pub fn run_measured_with(
         &triggers,
         world.capacity_per_s(),
     );
+    if twin.as_ref().is_some_and(|t| t.overloaded) {
+        summary.twin_overloaded = true;
+        summary.recovery_time_s = None;
+    }
     let twin_events = twin.as_ref().map_or(0, |t| t.events);
     let aborted = r.aborted.or(twin.as_ref().and_then(|t| t.aborted));
     Measured {

@@ -159,6 +159,9 @@ pub fn recovery_phrase(report: &Report, i: usize) -> String {
         return String::new();
     }
     match report.runs[i].summary.recovery_time_s {
+        None if report.runs[i].summary.twin_overloaded => {
+            "; overloaded even without the trigger: no recovery to measure".to_string()
+        }
         Some(t) => format!("; recovered {t:.1} s after the trigger"),
         None => "; never recovered in the run".to_string(),
     }
@@ -442,6 +445,7 @@ mod tests {
             peak_attempts_per_s: 0.0,
             peak_load_ratio: None,
             recovery_time_s: t,
+            twin_overloaded: false,
             successes_lost: None,
             extra_attempts: None,
             peak_backlog: 0.0,

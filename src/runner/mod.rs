@@ -69,6 +69,25 @@ pub fn estimated_events(s: &Scenario) -> f64 {
         .sum()
 }
 
+/// Events every run of `s` will simulate, roughly, twins included: its
+/// strategies', or every run of its sweep (each point's worlds, times the
+/// replications). What `sim run` estimates its time from.
+pub fn estimated_total_events(s: &Scenario) -> f64 {
+    let Some(sw) = &s.sweep else {
+        return estimated_events(s);
+    };
+    let per_point: f64 = sw
+        .points
+        .iter()
+        .flat_map(|p| &p.worlds)
+        .map(|w| {
+            let twins = if w.outages.is_empty() { 1.0 } else { 2.0 };
+            w.expected_requests() * EVENTS_PER_REQUEST * twins
+        })
+        .sum();
+    per_point * f64::from(sw.replications)
+}
+
 /// Bytes a run's state holds per closed-loop or one-shot client: its request
 /// slot and its pending events (its next request or retry, an attempt's
 /// timeout), with their containers' room to grow. Measured on 2026-12-05 with

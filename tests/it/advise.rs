@@ -42,6 +42,8 @@ fn the_advice_is_the_same_on_one_thread_and_two() {
         "{}",
         one.0
     );
+    // Why the pick beat the others on the front, in one line.
+    assert!(one.0.contains("\nWhy #"), "{}", one.0);
 }
 
 /// Every front member is beaten by no finalist, every finalist off the

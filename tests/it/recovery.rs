@@ -193,3 +193,32 @@ name = "constant-1s"
         assert!(r.summary.peak_backlog > 400.0, "{}", r.summary.peak_backlog);
     }
 }
+
+/// A world overloaded without its trigger (the main scenario with three
+/// times the clients: its run without the trigger crashes the server) has no
+/// normal to recover to: no recovery time is given, and "what this run
+/// shows" says why instead of "recovered 0.0 s after the trigger".
+#[test]
+fn a_world_overloaded_without_its_trigger_reports_no_recovery() {
+    let text = std::fs::read_to_string("scenarios/outage.toml")
+        .unwrap()
+        .replace("count = 1000", "count = 3000")
+        .replace("duration = \"90s\"", "duration = \"40s\"");
+    let s = retry_storm::scenario::parse(&text, std::path::Path::new("o3k.toml")).unwrap();
+    let report = retry_storm::runner::simulate(&s);
+    for run in &report.runs {
+        assert!(run.summary.twin_overloaded, "{}", run.name);
+        assert_eq!(run.summary.recovery_time_s, None, "{}", run.name);
+    }
+    let said = retry_storm::metrics::takeaway::takeaway(&report).join(" ");
+    assert!(
+        said.contains("itself overloaded under every strategy"),
+        "{said}"
+    );
+    assert!(!said.contains("Back to normal"), "{said}");
+    // The shipped world is not.
+    let shipped = retry_storm::runner::simulate(
+        &retry_storm::scenario::load(std::path::Path::new("scenarios/outage.toml")).unwrap(),
+    );
+    assert!(shipped.runs.iter().all(|r| !r.summary.twin_overloaded));
+}
