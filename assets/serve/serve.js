@@ -231,6 +231,8 @@
       this.clearResults();
       this.toml = r.toml;
       this.summary = r.summary_csv;
+      this.timeseries = r.timeseries_csv;
+      this.facts = r.facts;
       this.q('.table').innerHTML = r.table;
       this.q('.takeaway-box').innerHTML = r.takeaway;
       this.q('.notes').textContent = r.notes.join(' ');
@@ -465,7 +467,66 @@
     if (!row || at < 0) return null;
     return row[at] === '' ? 'never' : row[at];
   }
+  // The chart the step talks about, drawn in the lesson's own box beside its
+  // text, so that the two are on one screen: the panels of the step's
+  // `chart.panels` ([pane, strategy] pairs; by default the first two its
+  // figures name), from the panes' last runs, on the step's `chart.figure`
+  // (the load chart by default).
+  let lessonPlots = [];
+  function lessonChart() {
+    const box = document.getElementById('lesson-chart');
+    if (!box || !current) return;
+    lessonPlots.forEach(({ u }) => u.destroy());
+    lessonPlots = [];
+    box.innerHTML = '';
+    const chart = current.chart || {};
+    const figure = chart.figure || 'load';
+    let wanted = chart.panels;
+    if (!wanted) {
+      wanted = [];
+      current.figures.forEach(([pane, s]) => {
+        if (!wanted.some(([p, n]) => p === pane && n === s)) wanted.push([pane, s]);
+      });
+      wanted = wanted.slice(0, 2);
+    }
+    const drawnHere = [];
+    ['a', 'b'].forEach((pane) => {
+      const p = panes[pane === 'a' ? 0 : 1];
+      const names = wanted.filter(([q]) => q === pane).map(([, n]) => n);
+      if (!p || !p.facts || !names.length || (pane === 'b' && p.root.hidden)) return;
+      const keep = p.facts.strategies.map((n) => names.includes(n));
+      if (!keep.some(Boolean)) return;
+      const lines = (text) => text.trim().split('\n');
+      const only = (text) => {
+        const [head, ...rows] = lines(text);
+        return [head].concat(rows.filter((r) => names.includes(r.split(',')[0]))).join('\n') + '\n';
+      };
+      const facts = Object.assign({}, p.facts, {
+        strategies: p.facts.strategies.filter((_, i) => keep[i]),
+        colours: p.facts.colours.filter((_, i) => keep[i]),
+        fleet: null,
+        tiers: null,
+      });
+      const part = el('div', { class: 'lesson-pane' });
+      part.appendChild(el('div', { class: 'lesson-pane-name' }, 'Configuration ' + pane.toUpperCase()));
+      part.appendChild(el('div', { class: 'chart', id: `lesson-${pane}-chart-${figure}` }));
+      box.appendChild(part);
+      const drawn = window.RetryStorm.render({
+        facts,
+        data: { summary: only(p.summary), timeseries: only(p.timeseries) },
+        root: part,
+        prefix: `lesson-${pane}-`,
+      });
+      lessonPlots = lessonPlots.concat(drawn.plots);
+      drawnHere.push(drawn);
+    });
+    // One scale for A and B, as in the panes: a taller curve is a larger number.
+    const max = {};
+    drawnHere.forEach((d) => Object.entries(d.yMax).forEach(([k, v]) => { max[k] = Math.max(max[k] || 0, v); }));
+    drawnHere.forEach((d) => d.setYMax(max));
+  }
   function showFigures() {
+    lessonChart();
     const box = document.getElementById('lesson-figures');
     if (!box || !current) return;
     const parts = current.figures.map(([pane, s, c]) => {
@@ -490,6 +551,7 @@
     f.appendChild(el('span', { class: 'label' }, 'In this run: '));
     f.appendChild(el('span', { class: 'figures', id: 'lesson-figures' }));
     card.appendChild(f);
+    card.appendChild(el('div', { id: 'lesson-chart' }));
     showFigures();
   }
   async function setUp() {

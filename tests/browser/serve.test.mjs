@@ -82,6 +82,25 @@ try {
   // Resizing after re-runs draws again without an error.
   await page.setViewportSize({ width: 1000, height: 900 });
   await page.waitForTimeout(200);
+  // Every lesson step, set up at 1280x800: the chart it talks about is drawn
+  // in the lesson's box, wholly on the first screen with the step's text.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const steps = await page.locator('#lesson-step option').count();
+  for (let i = 0; i < steps; i++) {
+    await page.locator('#lesson-step').selectOption({ index: i });
+    const label = await page.locator('#lesson-step option').nth(i).innerText();
+    const ra0 = await runs('#pane-a');
+    await page.locator('#lesson-go').click();
+    await waitRuns('#pane-a', ra0 + 1);
+    await page.waitForFunction(() => document.querySelectorAll('#lesson-chart canvas').length > 0, null, { timeout: 20000 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const box = await page.evaluate(() => {
+      const c = document.querySelector('#lesson-chart .uplot canvas').getBoundingClientRect();
+      const t = document.querySelector('#lesson-card h3').getBoundingClientRect();
+      return { top: c.top, bottom: c.bottom, text: t.top };
+    });
+    assert.ok(box.text >= 0 && box.bottom <= 800, `${label}: the lesson's chart ends at ${box.bottom} px, below 800`);
+  }
   await page.setViewportSize({ width: 1280, height: 900 });
   // A lesson with two configurations: set it up, and its numbers appear.
   await page.locator('#lesson-step').selectOption({ label: 'The same stall without retries' });
