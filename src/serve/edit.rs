@@ -135,7 +135,55 @@ pub fn apply_edits(
             excerpt: None,
         })?;
     }
+    rename_edited(&mut doc, edits);
     Ok(doc.to_string())
+}
+
+/// A strategy whose own keys were edited (not its name) is renamed
+/// `NAME (edited)`: a row named "none" that has become full jitter would
+/// say what it no longer is.
+fn rename_edited(doc: &mut DocumentMut, edits: &[(String, String)]) {
+    let mut edited: Vec<usize> = edits
+        .iter()
+        .filter_map(|(key, _)| {
+            let path = KeyPath::parse(key)?;
+            match path.0.as_slice() {
+                [Seg::Key(k), Seg::Index(i), Seg::Key(field), ..]
+                    if k == "strategy" && field != "name" =>
+                {
+                    Some(*i)
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    edited.sort_unstable();
+    edited.dedup();
+    let renamed: Vec<usize> = edits
+        .iter()
+        .filter_map(|(key, _)| match KeyPath::parse(key)?.0.as_slice() {
+            [Seg::Key(k), Seg::Index(i), Seg::Key(field)] if k == "strategy" && field == "name" => {
+                Some(*i)
+            }
+            _ => None,
+        })
+        .collect();
+    let Some(strategies) = doc
+        .get_mut("strategy")
+        .and_then(Item::as_array_of_tables_mut)
+    else {
+        return;
+    };
+    for i in edited.into_iter().filter(|i| !renamed.contains(i)) {
+        let Some(t) = strategies.get_mut(i) else {
+            continue;
+        };
+        if let Some(name) = t.get("name").and_then(|n| n.as_str()).map(str::to_owned) {
+            if !name.ends_with(" (edited)") {
+                t.insert("name", toml_edit::value(format!("{name} (edited)")));
+            }
+        }
+    }
 }
 
 /// `text` renamed for export: `name = "NAME-edited"` (kept when the name

@@ -109,7 +109,7 @@ try {
   await waitRuns('#pane-a', ra + 1);
   await waitRuns('#pane-b', rb + 1);
   const numbers = await page.locator('#lesson-figures').innerText();
-  assert.match(numbers, /^A none: requests failed \d+; B none: requests failed \d+; B none: [a-z ]+ 0$/, numbers);
+  assert.match(numbers, /^A none: requests failed \d+; B none \(edited\): requests failed \d+; B none \(edited\): [a-z ]+ 0$/, numbers);
   assert.equal(await page.locator('#pane-b .field[data-key="strategy[0].max_retries"] input').inputValue(), '0');
 
   // The advice: a search for A's scenario (the lesson's: the outage as shipped)

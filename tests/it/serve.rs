@@ -307,19 +307,12 @@ fn a_sweep_runs_once_at_its_written_values() {
         "strategy[1].hedging.delay",
         "\"2ms\""
     ]]));
-    let amp = |r: &serde_json::Value| {
-        figure(
-            r["summary_csv"].as_str().unwrap(),
-            "hedging",
-            "amplification",
-        )
+    // The edited strategy is renamed so.
+    let amp = |r: &serde_json::Value, name: &str| {
+        figure(r["summary_csv"].as_str().unwrap(), name, "amplification")
     };
-    assert!(
-        amp(&shorter) > amp(&written) + 0.1,
-        "{} against {}",
-        amp(&shorter),
-        amp(&written)
-    );
+    let (short, written) = (amp(&shorter, "hedging (edited)"), amp(&written, "hedging"));
+    assert!(short > written + 0.1, "{short} against {written}");
 }
 
 /// Every lesson's stated expectation holds in the run the lesson sets up: a
@@ -581,5 +574,44 @@ fn the_advice_is_sim_advises_and_its_settings_run() {
     assert!(
         r["error"].as_str().unwrap().contains("no [[outage]]"),
         "{r}"
+    );
+}
+
+/// A strategy whose own keys were edited is renamed "NAME (edited)", so a
+/// row named "none" is never full jitter; one renamed by its editor keeps
+/// the new name.
+#[test]
+fn an_edited_strategy_says_so_in_its_name() {
+    let server = start();
+    let (status, body) = http(
+        &server.addr,
+        "POST",
+        "/api/run",
+        &run_body(&[("strategy[0].backoff", "\"full-jitter\"")]),
+    );
+    assert_eq!(status, 200, "{body}");
+    let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let rows: Vec<&str> = r["summary_csv"].as_str().unwrap().lines().collect();
+    assert!(rows[1].starts_with("none (edited),"), "{}", rows[1]);
+    assert!(rows[2].starts_with("exponential,"), "{}", rows[2]);
+    let (_, body) = http(
+        &server.addr,
+        "POST",
+        "/api/run",
+        &run_body(&[
+            ("strategy[0].backoff", "\"full-jitter\""),
+            ("strategy[0].name", "\"mine\""),
+        ]),
+    );
+    let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        r["summary_csv"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("mine,"),
+        "{body}"
     );
 }
