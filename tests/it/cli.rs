@@ -936,3 +936,38 @@ fn a_token_ratio_above_one_is_accepted() {
     let err = crate::common::stderr(&with("0").code(2));
     assert!(err.contains("token_ratio"), "{err}");
 }
+
+/// Open load from a population: `count` clients each sending a new request
+/// `every` so often is the rate `count / every`; the halves alone, or mixed
+/// with `rate`, are refused at the key that is wrong or missing.
+#[test]
+fn open_load_from_a_population() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string("scenarios/outage.toml").unwrap();
+    let with = |clients: &str| base.replace("count = 1000\nevery = \"1s\"", clients);
+    let s = retry_storm::scenario::parse(
+        &with("count = 200\nevery = \"500ms\""),
+        std::path::Path::new("p.toml"),
+    )
+    .unwrap();
+    assert!(
+        matches!(s.world.load, retry_storm::model::Load::Open { rate_per_s } if rate_per_s == 400.0)
+    );
+    for (i, (clients, key, words)) in [
+        ("count = 1000", "clients.every", "needs `every`"),
+        ("every = \"1s\"", "clients.count", "needs `count`"),
+        (
+            "rate = 10.0\ncount = 5\nevery = \"1s\"",
+            "clients.count",
+            "not both",
+        ),
+        ("count = 10\nevery = \"0s\"", "clients.every", "positive"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let err = crate::common::invalid(dir.path(), i, &with(clients));
+        assert!(err.contains(&format!("key `{key}`")), "{clients}: {err}");
+        assert!(err.contains(words), "{clients}: {err}");
+    }
+}
