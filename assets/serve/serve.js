@@ -234,6 +234,7 @@
       this.timeseries = r.timeseries_csv;
       this.facts = r.facts;
       this.q('.table').innerHTML = r.table;
+      this.noteWideTable();
       this.q('.takeaway-box').innerHTML = r.takeaway;
       this.q('.notes').textContent = r.notes.join(' ');
       const drawn = window.RetryStorm.render({
@@ -250,6 +251,18 @@
       this.root.dataset.lastMs = shownMs;
       this.setStatus(`ran in ${r.run_ms} ms, shown in ${shownMs} ms`);
       if (this.onRun) this.onRun();
+    }
+
+    // Says, under a summary wider than the pane, that more columns are to
+    // the right (scrollbars may be hidden until used).
+    noteWideTable() {
+      const box = this.q('.table');
+      const wide = box.querySelector('.wide') || box;
+      const old = box.querySelector('.more-columns');
+      if (old) old.remove();
+      if (wide.scrollWidth > wide.clientWidth + 1) {
+        box.appendChild(el('p', { class: 'more-columns' }, 'More columns to the right: scroll the table sideways.'));
+      }
     }
 
     export() {
@@ -271,6 +284,7 @@
   // A and B on the same scales, figure by figure, so that their charts can be
   // compared by eye; each on its own when B is hidden.
   function shareScales() {
+    panes.forEach((p) => p.noteWideTable());
     const drawn = panes.filter((p, i) => p.drawn && (i === 0 || both())).map((p) => p.drawn);
     const max = {};
     drawn.forEach((d) => Object.entries(d.yMax).forEach(([k, v]) => { max[k] = Math.max(max[k] || 0, v); }));

@@ -66,6 +66,15 @@ try {
   await waitRuns('#pane-b', 1);
   assert.equal(await page.locator('#b-chart-load .panel canvas').count(), 5, 'B draws its charts');
   assert.equal(await page.locator('#pane-b .table tbody tr').count(), 5);
+  // Side by side, a summary wider than its pane scrolls with its names kept
+  // in view, and says that more columns are to the right.
+  const wideOk = await page.evaluate(() => {
+    const w = document.querySelector('#pane-a .table .wide');
+    const over = w.scrollWidth > w.clientWidth + 1;
+    const sticky = getComputedStyle(w.querySelector('td')).position === 'sticky';
+    return sticky && (!over || !!document.querySelector('#pane-a .more-columns'));
+  });
+  assert.ok(wideOk, 'a summary wider than its pane says it scrolls, names in view');
   // B differs from A in its clients (A has 1200, B copied them): change B's.
   const rb0 = await runs('#pane-b');
   await page.locator('#pane-b .field[data-key="clients.count"] input').fill('300');
