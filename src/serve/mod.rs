@@ -352,6 +352,8 @@ type RunError = (StatusCode, String, Option<String>);
 
 /// The most runs one advise request may make.
 pub const MAX_ADVISE_RUNS: usize = 400;
+/// Tiers of a call chain the playground searches settings for.
+pub const MAX_ADVISE_TIERS: usize = 20;
 /// The most events one advise request may simulate, twins included: about
 /// half a minute on two cores.
 pub const MAX_ADVISE_EVENTS: f64 = 8.0 * MAX_EVENTS;
@@ -431,7 +433,7 @@ fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
     if !(10..=MAX_ADVISE_RUNS).contains(&req.runs) {
         return refuse(
             format!(
-                "runs = {}: the search needs 10 runs or more, and the playground makes at                  most {MAX_ADVISE_RUNS} (`sim advise --runs` has no such bound)",
+                "runs = {}: the search needs 10 runs or more, and the playground makes at most {MAX_ADVISE_RUNS} (`sim advise --runs` has no such bound)",
                 req.runs
             ),
             "runs",
@@ -448,13 +450,27 @@ fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
         ));
     }
     check_size(&s, file)?;
+    // A search runs every candidate's retries at every tier: through a deep
+    // chain a storm of calls can take a gigabyte (1.1 GB for 1000 tiers and
+    // 10 runs), which a long-running playground would keep.
+    let tiers = s.world.chain.as_ref().map_or(1, |c| c.tiers());
+    if tiers > MAX_ADVISE_TIERS {
+        return Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{file}: a chain of {tiers} tiers is too deep to search here (at most \
+                 {MAX_ADVISE_TIERS} tiers); run `sim advise`, which has no such bound"
+            ),
+            None,
+        ));
+    }
     // One run of the first strategy (and its twin) per run of the search.
     let per_run = crate::runner::estimated_events(&s) / s.strategies.len().max(1) as f64;
     let events = per_run * req.runs as f64;
     if events > MAX_ADVISE_EVENTS {
         return refuse(
             format!(
-                "{file}: a search of {} runs would simulate about {:.0} million events (at                  most {:.0} million here, half a minute of work); lower the runs, or run                  `sim advise`, which has no such bound",
+                "{file}: a search of {} runs would simulate about {:.0} million events (at most {:.0} million here, half a minute of work); lower the runs, or run `sim advise`, which has no such bound",
                 req.runs,
                 events / 1e6,
                 MAX_ADVISE_EVENTS / 1e6

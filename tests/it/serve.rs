@@ -568,6 +568,12 @@ fn the_advice_is_sim_advises_and_its_settings_run() {
         assert_eq!(r["key"].as_str(), Some(key), "{r}");
         assert!(r["error"].as_str().unwrap().contains(words), "{r}");
     }
+    // A chain too deep for a search here (the reproducer's 1000 tiers held
+    // 1.1 GB the playground never gave back): refused before it starts.
+    let deep = std::fs::read_to_string("tests/fixtures/repro/chain40.toml").unwrap();
+    let (status, r) = ask(20, "tests/fixtures/repro/chain40.toml", &deep, objective);
+    assert_eq!(status, 422, "{r}");
+    assert!(r["error"].as_str().unwrap().contains("too deep"), "{r}");
     let chain = std::fs::read_to_string("scenarios/hedged-calls.toml").unwrap();
     let (status, r) = ask(20, "scenarios/hedged-calls.toml", &chain, objective);
     assert_eq!(status, 422, "{r}");
