@@ -60,13 +60,15 @@ const EVENTS_PER_REQUEST: f64 = 7.0;
 /// included (a twin has no load spike, but is counted at the same cost: an
 /// estimate that errs high): what `sim run` warns about and `sim serve` bounds.
 pub fn estimated_events(s: &Scenario) -> f64 {
-    let twins = if s.world.outages.is_empty() { 1.0 } else { 2.0 };
     (0..s.strategies.len())
-        .map(|i| {
-            let w = s.world_for(i);
-            w.expected_requests() * EVENTS_PER_REQUEST * twins
-        })
+        .map(|i| world_events(&s.world_for(i)))
         .sum()
+}
+
+/// Events one run of `w` will simulate, roughly, its twin included.
+fn world_events(w: &model::WorldConfig) -> f64 {
+    let twins = if w.outages.is_empty() { 1.0 } else { 2.0 };
+    w.expected_requests() * EVENTS_PER_REQUEST * twins
 }
 
 /// Events every run of `s` will simulate, roughly, twins included: its
@@ -80,10 +82,7 @@ pub fn estimated_total_events(s: &Scenario) -> f64 {
         .points
         .iter()
         .flat_map(|p| &p.worlds)
-        .map(|w| {
-            let twins = if w.outages.is_empty() { 1.0 } else { 2.0 };
-            w.expected_requests() * EVENTS_PER_REQUEST * twins
-        })
+        .map(world_events)
         .sum();
     per_point * f64::from(sw.replications)
 }
