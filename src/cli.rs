@@ -127,11 +127,21 @@ pub enum Command {
     },
     /// Print the worst case of each strategy's retries without simulating:
     /// attempts per request under total failure (per tier in a call chain),
-    /// and what its budget, throttle and breaker allow, each with its
-    /// formula.
+    /// how long a request can take to give up, the peak of the retry wave
+    /// after an outage that fails many clients at once, and what its budget,
+    /// throttle and breaker allow, each with its formula.
     Bound {
         /// The scenario file (TOML).
         scenario: PathBuf,
+        /// Clients the wave's outage fails at once (default: the scenario's
+        /// clients; for an open load, the requests that arrive during the
+        /// outage).
+        #[arg(long)]
+        clients: Option<f64>,
+        /// The wave's outage length, e.g. "2s" (default: the scenario's first
+        /// trigger's, or 2 s without one).
+        #[arg(long)]
+        outage: Option<String>,
     },
     /// Search retry settings for a scenario's world and outages, over several
     /// outage lengths and seeds: print those no other beats on failed

@@ -103,7 +103,11 @@ pub fn main(cli: Cli) -> Result<()> {
             force,
         }),
         Command::Validate { scenario } => validate::validate(&scenario),
-        Command::Bound { scenario } => bound::bound(&scenario),
+        Command::Bound {
+            scenario,
+            clients,
+            outage,
+        } => bound::bound(&scenario, clients, outage.as_deref()),
         Command::Advise {
             scenario,
             objective,

@@ -102,6 +102,23 @@ impl Jitter {
     }
 }
 
+/// What [`Backoff::range`] knows of one retry's delay, in ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DelayRange {
+    /// Shortest delay.
+    pub lo: f64,
+    /// Longest delay.
+    pub hi: f64,
+    /// A width such that, whatever came before, the delay's density is at
+    /// most `1 / spread` (the delay holds a uniform of that width drawn
+    /// afresh); 0: no such bound (a fixed delay, or one drawn from a window
+    /// that depends on the delay before).
+    pub spread: f64,
+    /// Whether the delay is drawn independently of the delays before it, so
+    /// that the sum of delays up to here is at least as spread as any of them.
+    pub independent: bool,
+}
+
 /// A backoff schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Backoff {
@@ -211,6 +228,85 @@ impl Backoff {
         }
         let raw = (next - prev).max(0.0) * SCALE * self.base.as_nanos_f64();
         (if raw.is_finite() { raw.min(cap) } else { cap }, next)
+    }
+
+    /// The range of the delay before retry `n` (n >= 1), in ns, and how
+    /// spread it is, for bounds that need no simulation (`sim bound`).
+    /// `prev_hi` is the range's top at retry `n - 1` (0 before the first),
+    /// which decorrelated jitter grows from. Retry-After aside.
+    pub fn range(&self, n: u32, prev_hi: f64) -> DelayRange {
+        let cap = self.cap.as_nanos_f64();
+        let base = self.base.as_nanos_f64();
+        // The kind's value: lowest, highest, and the width of a uniform part
+        // drawn afresh for this retry (0: none).
+        let point = |v: f64| (v, v, 0.0);
+        let (lo, hi, spread) = match self.kind {
+            BackoffKind::None => point(0.0),
+            BackoffKind::Constant => point(base),
+            BackoffKind::Linear => point((base * f64::from(n)).min(cap)),
+            BackoffKind::Exponential => point(self.exponential_ceiling(n)),
+            BackoffKind::FullJitter => {
+                let v = self.exponential_ceiling(n);
+                (0.0, v, v)
+            }
+            BackoffKind::EqualJitter => {
+                let v = self.exponential_ceiling(n);
+                (v / 2.0, v, v / 2.0)
+            }
+            BackoffKind::Envoy => {
+                let exponent = i32::try_from(n).unwrap_or(i32::MAX);
+                let w = ((2f64.powi(exponent) - 1.0) * base).min(cap);
+                (0.0, w, w)
+            }
+            // The draw's width depends on the delay before (and the cap
+            // makes a point mass): no spread to bound a density by.
+            BackoffKind::DecorrelatedJitter => {
+                let prev = if n <= 1 { base } else { prev_hi.max(base) };
+                (base.min(cap), (3.0 * prev).min(cap), 0.0)
+            }
+            BackoffKind::DecorrelatedJitterV2 => {
+                // `f` grows with t; t of retry n is in [n - 1, n), of the one
+                // before in [n - 2, n - 1): the widest difference is
+                // f(n) - f(n - 2) (f(n) alone at the first retry).
+                let before = if n <= 1 {
+                    0.0
+                } else {
+                    self.v2(f64::from(n - 2), 0.0).1
+                };
+                (0.0, self.v2(f64::from(n), before).0, 0.0)
+            }
+        };
+        let independent = !matches!(
+            self.kind,
+            BackoffKind::DecorrelatedJitter | BackoffKind::DecorrelatedJitterV2
+        );
+        match self.jitter {
+            Jitter::None => DelayRange {
+                lo,
+                hi,
+                spread,
+                independent,
+            },
+            // A uniform added afresh: the sum's density is at most 1 / max.
+            Jitter::Add(max) => {
+                let m = max.as_nanos_f64();
+                DelayRange {
+                    lo,
+                    hi: hi + m,
+                    spread: spread.max(m),
+                    independent,
+                }
+            }
+            // x * U(low, high): given x, a uniform of width x (high - low),
+            // so at least lo (high - low) wide; a spread s scaled by at least
+            // `low` stays at least s low wide.
+            Jitter::Scale { low, high } => DelayRange {
+                lo: lo * low,
+                hi: hi * high,
+                spread: (spread * low).max(lo * (high - low)),
+                independent,
+            },
+        }
     }
 
     /// What the schedule remembers when a Retry-After of `hint` replaced its delay
@@ -523,6 +619,72 @@ mod tests {
         for (name, kind) in BackoffKind::NAMES {
             assert_eq!(BackoffKind::from_name(name), Some(kind));
             assert_eq!(kind.name(), name);
+        }
+    }
+
+    /// Every delay drawn lies in its `range`, and the range is reached: for
+    /// each kind, with and without jitter on top, over 8 retries (some
+    /// capped) and 20 000 sequences, drawn as the policy draws them.
+    #[test]
+    fn every_delay_lies_in_its_range() {
+        let jitters = [
+            Jitter::None,
+            Jitter::Add(ms(100)),
+            Jitter::Scale {
+                low: 0.8,
+                high: 1.2,
+            },
+        ];
+        let mut rng = stream(5, Stream::Jitter);
+        for (_, kind) in BackoffKind::NAMES {
+            for jitter in jitters {
+                let b = Backoff {
+                    kind,
+                    cap: ms(3000),
+                    jitter,
+                    ..Backoff::default()
+                };
+                let mut ranges = Vec::new();
+                let mut prev_hi = 0.0;
+                for n in 1..=8 {
+                    let r = b.range(n, prev_hi);
+                    prev_hi = r.hi;
+                    ranges.push((r, f64::INFINITY, 0.0f64));
+                }
+                for _ in 0..20_000 {
+                    let mut memory = 0.0;
+                    for (n, (r, seen_lo, seen_hi)) in (1..).zip(ranges.iter_mut()) {
+                        let (d, m) = b.delay(n, memory, &mut rng);
+                        memory = m;
+                        let d = d.as_nanos_f64();
+                        // Delays are whole nanoseconds: a rounding's slack.
+                        assert!(
+                            d >= r.lo - 1.0 && d <= r.hi + 1.0,
+                            "{kind:?} {jitter:?} retry {n}: {d} outside {r:?}"
+                        );
+                        *seen_lo = seen_lo.min(d);
+                        *seen_hi = seen_hi.max(d);
+                    }
+                }
+                // The range is no wider than needed: its ends are reached to
+                // within 10% of its width (the decorrelated kinds' longest
+                // delay needs the delay before at its longest too: 30%).
+                let slack = if matches!(
+                    kind,
+                    BackoffKind::DecorrelatedJitter | BackoffKind::DecorrelatedJitterV2
+                ) {
+                    0.3
+                } else {
+                    0.1
+                };
+                for (n, (r, lo, hi)) in (1..).zip(&ranges) {
+                    let w = (r.hi - r.lo).max(1.0);
+                    assert!(
+                        (lo - r.lo) <= slack * w + 1.0 && (r.hi - hi) <= slack * w + 1.0,
+                        "{kind:?} {jitter:?} retry {n}: drew {lo}..{hi} of {r:?}"
+                    );
+                }
+            }
         }
     }
 }

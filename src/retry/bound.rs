@@ -93,7 +93,7 @@ pub fn short(x: f64) -> String {
     }
 }
 
-fn seconds(s: f64) -> String {
+pub(crate) fn seconds(s: f64) -> String {
     if s < 1.0 {
         format!("{} ms", short(s * 1e3))
     } else {
@@ -363,7 +363,7 @@ pub fn breaker(b: &super::BreakerConfig) -> Vec<Bound> {
 
 /// Every bound of a strategy's own settings.
 pub fn strategy(s: &Strategy, rate: Rate) -> Vec<Bound> {
-    let mut out = vec![attempts_per_request(s)];
+    let mut out = vec![attempts_per_request(s), super::wave::give_up(s)];
     if let Some(b) = &s.budget {
         out.extend(budget(b, rate));
     }

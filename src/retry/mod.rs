@@ -11,9 +11,10 @@ pub mod hedging;
 pub mod outcome;
 pub mod policy;
 pub mod throttle;
+pub mod wave;
 pub mod window;
 
-pub use backoff::{Backoff, BackoffKind, Jitter};
+pub use backoff::{Backoff, BackoffKind, DelayRange, Jitter};
 pub use breaker::{Breaker, BreakerConfig};
 pub use budget::{Budget, BudgetConfig, ConcurrencyLimit};
 pub use hedging::HedgingConfig;

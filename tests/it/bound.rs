@@ -374,3 +374,203 @@ fn huge_and_unlimited_counts_are_printed_as_such() {
     assert!(!out.contains("4294967295"), "{out}");
     assert!(!out.contains("inf attempts"), "{out}");
 }
+
+/// A world of `clients` clients that each send one request at t = 0 into a
+/// blackhole from 10 ms (when it arrives) to `end` (attempts sent 10 ms
+/// before it arrive after it), then an ideal server; attempts time out at 1 s,
+/// the article's 5 retries at 200 ms doubling (no jitter, and full jitter);
+/// counts in 10 ms buckets.
+fn lockstep_world(clients: u32, end: &str) -> String {
+    format!(
+        r#"
+name = "wave"
+seed = 11
+duration = "20s"
+[clients]
+model = "one-shot"
+count = {clients}
+[network]
+latency = {{ dist = "constant", value = "10ms" }}
+[server]
+workers = 100000
+queue = 100000
+service = {{ dist = "constant", value = "1us" }}
+[[outage]]
+kind = "blackhole"
+start = "10ms"
+end = "{end}"
+[metrics]
+baseline = "10ms"
+bucket = "10ms"
+[retry]
+max_retries = 5
+base = "200ms"
+cap = "10s"
+timeout = "1s"
+[[strategy]]
+name = "exponential"
+backoff = "exponential"
+[[strategy]]
+name = "full-jitter"
+backoff = "full-jitter"
+"#
+    )
+}
+
+/// (t_s, column) of timeseries.csv for `strategy`.
+fn series(out: &Path, strategy: &str, column: &str) -> Vec<(f64, f64)> {
+    let rows = csv(&out.join("timeseries.csv"));
+    let col = |name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let (t, c) = (col("t_s"), col(column));
+    rows[1..]
+        .iter()
+        .filter(|r| r[0] == strategy)
+        .map(|r| (r[t].parse().unwrap(), r[c].parse().unwrap()))
+        .collect()
+}
+
+/// The wave after a blackhole that all clients' first attempts fall into at
+/// t = 0: they fail together at their 1 s timeout, and the server is back 2 s
+/// later. `sim bound` says exponential sends all of them at one instant 3.4 s
+/// after they failed, and full jitter at most N / 0.8 s a second (only retry 3,
+/// uniform over 800 ms, can be the first after the outage; on its plateau the
+/// density is exactly that). 100 000 clients put 1 250 in a 10 ms bucket at
+/// the plateau, with a noise of 3% a bucket.
+#[test]
+fn the_retry_wave_after_an_outage_is_what_the_bound_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100_000;
+    let (_, out) = both(dir.path(), "wave", &lockstep_world(n, "3.01s"));
+    // The clients fail at 1 s: the outage lasts 2 s after that.
+    let printed = stdout(
+        &sim()
+            .arg("bound")
+            .arg(dir.path().join("wave.toml"))
+            .args(["--outage", "2s"])
+            .assert()
+            .success(),
+    );
+    let what = "retry wave after a 2 s outage that fails 100000 at once";
+    assert!(
+        printed.contains(&format!("{what}: all 100000 at one instant, 3.4 s after")),
+        "{printed}"
+    );
+    let jitter_bound = bound_of(&printed, "full-jitter", what);
+    assert_eq!(jitter_bound, 125_000.0, "{printed}");
+    let bucket = 0.01;
+    // Retries sent once the server is back (t >= 3 s): one per client.
+    let after = |s: &str| -> Vec<(f64, f64)> {
+        series(&out, s, "retries_per_s")
+            .into_iter()
+            .filter(|(t, _)| *t >= 3.0 - 1e-9)
+            .collect()
+    };
+    for s in ["exponential", "full-jitter"] {
+        let total: f64 = after(s).iter().map(|(_, r)| r * bucket).sum();
+        assert!(
+            (total - f64::from(n)).abs() < 0.5,
+            "{s}: {total} retries after the outage"
+        );
+    }
+    // Exponential: every one of them in the bucket of t = 1 s + 3.4 s.
+    let lock = after("exponential");
+    let (t, peak) = lock
+        .iter()
+        .copied()
+        .fold((0.0, 0.0), |m, x| if x.1 > m.1 { x } else { m });
+    assert!(
+        (t - 4.4).abs() < 1e-6 && (peak * bucket - f64::from(n)).abs() < 0.5,
+        "{t} {peak}"
+    );
+    // Full jitter: the sum d1 + d2 + d3 of U(0, 0.2), U(0, 0.4) and
+    // U(0, 0.8) s has density exactly 1 / 0.8 s from 0.6 to 0.8 s, sent at
+    // t = 3 s + the sum: there the bound is reached, 25 000 retries in 20
+    // buckets (a noise of 0.6%); no bucket anywhere is more than 12% above it
+    // (3.5 times the noise of one bucket).
+    let jitter = after("full-jitter");
+    let plateau: Vec<f64> = jitter
+        .iter()
+        .filter(|(t, _)| (3.6 - 1e-9..3.8 - 1e-9).contains(t))
+        .map(|(_, r)| *r)
+        .collect();
+    assert_eq!(plateau.len(), 20);
+    let mean = plateau.iter().sum::<f64>() / 20.0;
+    assert!(
+        (mean / jitter_bound - 1.0).abs() < 0.02,
+        "plateau {mean} a second against {jitter_bound}"
+    );
+    let peak = jitter.iter().map(|(_, r)| *r).fold(0.0, f64::max);
+    assert!(
+        peak <= 1.12 * jitter_bound,
+        "peak {peak} a second against the bound {jitter_bound}"
+    );
+}
+
+/// Under a blackhole that never ends every request gives up after its last
+/// timeout: at exactly (1 + 5) x 1 s + 6.2 s without jitter, the bound; with
+/// full jitter never later, and, over 20 000 requests, the latest within
+/// 0.5 s of it (a sum of 5 uniforms within 0.5 s of its top has probability
+/// 0.5^5 / (5! x 0.2 x 0.4 x 0.8 x 1.6 x 3.2) = 8e-4).
+#[test]
+fn requests_give_up_by_the_bound_on_their_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (printed, out) = both(dir.path(), "giveup", &lockstep_world(20_000, "20s"));
+    let what = "time until a request gives up, total failure";
+    for s in ["exponential", "full-jitter"] {
+        let line = printed
+            .split(&format!("strategy \"{s}\""))
+            .nth(1)
+            .unwrap()
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap()
+            .to_owned();
+        assert!(line.ends_with("to 12.2 s"), "{line}");
+        assert_eq!(summary(&out, s, "failed"), 20_000.0);
+        let last = series(&out, s, "timeouts_per_s")
+            .into_iter()
+            .filter(|(_, r)| *r > 0.0)
+            .map(|(t, _)| t)
+            .fold(0.0, f64::max);
+        // The bucket that holds the last timeout starts at or before it.
+        assert!(
+            last <= 12.2 + 1e-9,
+            "{s}: last timeout in the bucket at {last}"
+        );
+        let low = if s == "exponential" {
+            12.2 - 1e-6
+        } else {
+            11.7
+        };
+        assert!(
+            last >= low - 0.01,
+            "{s}: last timeout in the bucket at {last}"
+        );
+    }
+}
+
+/// The wave's options are checked like a scenario's values: exit 2, the
+/// option named and what would be valid.
+#[test]
+fn bad_wave_options_name_the_option() {
+    for (args, says) in [
+        (
+            ["--clients", "0"],
+            "--clients 0: give a number of clients from 1",
+        ),
+        (["--clients", "NaN"], "--clients NaN"),
+        (["--outage", "0s"], "--outage \"0s\": give a length above 0"),
+        (["--outage", "2"], "with its unit"),
+    ] {
+        let a = sim()
+            .args(["bound", "scenarios/outage.toml"])
+            .args(args)
+            .assert()
+            .code(2);
+        assert!(
+            crate::common::stderr(&a).contains(says),
+            "{args:?}: {}",
+            crate::common::stderr(&a)
+        );
+    }
+}
