@@ -450,9 +450,9 @@ fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
         ));
     }
     check_size(&s, file)?;
-    // A search runs every candidate's retries at every tier: through a deep
-    // chain a storm of calls can take a gigabyte (1.1 GB for 1000 tiers and
-    // 10 runs), which a long-running playground would keep.
+    // A run of a deep chain keeps a latency histogram and a series for each
+    // tier (60 KB a tier), a run and its twin at once on each thread: 280 MB
+    // for 1000 tiers on two threads, most of the playground's bound.
     let tiers = s.world.chain.as_ref().map_or(1, |c| c.tiers());
     if tiers > MAX_ADVISE_TIERS {
         return Err((

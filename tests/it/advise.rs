@@ -170,3 +170,53 @@ fn a_chain_is_advised_per_tier() {
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("hedges its calls to database"), "{err}");
 }
+
+/// A chain of `tiers` services, each calling the next, every one with the
+/// users' policy, a brownout halfway down (reproducer 04's world).
+fn long_chain(tiers: usize) -> String {
+    let mut text = String::from(
+        "name = \"long\"\nduration = \"60s\"\n\
+         [network]\nlatency = { dist = \"constant\", value = \"1ms\" }\n\
+         [clients]\nmodel = \"open\"\nrate = 100.0\n\
+         [metrics]\nbaseline = \"5s\"\n\
+         [server]\nworkers = 4\nqueue = 100\nservice = { dist = \"exponential\", mean = \"10ms\" }\ncalls = [\"t0\"]\n\
+         [retry]\nmax_retries = 1\n",
+    );
+    text.push_str(&format!(
+        "[[outage]]\nkind = \"brownout\"\nfactor = 0.5\nservice = \"t{}\"\nstart = \"10s\"\nend = \"20s\"\n\
+         [[strategy]]\nname = \"a\"\n",
+        tiers / 2
+    ));
+    for k in 0..tiers {
+        text.push_str(&format!(
+            "[[service]]\nname = \"t{k}\"\nworkers = 4\nqueue = 100\nservice = {{ dist = \"exponential\", mean = \"1ms\" }}\n"
+        ));
+        if k + 1 < tiers {
+            text.push_str(&format!("calls = [\"t{}\"]\n", k + 1));
+        }
+    }
+    text
+}
+
+/// Advice on a chain of 1 000 services fits in 1 GB of address space: each
+/// tier's setting is drawn from one grid per timeout, not a grid of 7 560
+/// settings made for each tier (1.5 GB, reproducer 04).
+#[test]
+fn advice_on_a_long_chain_fits_in_a_gigabyte() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("long.toml");
+    std::fs::write(&file, long_chain(1000)).unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" advise \"$1\" --runs 10 -q")
+        .arg(assert_cmd::cargo::cargo_bin("sim"))
+        .arg(&file)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
