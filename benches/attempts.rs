@@ -30,9 +30,10 @@ use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retry_storm::engine::{EventQueue, RngStreams, SimDuration, SimTime};
+use retry_storm::metrics::figures::FIGURES;
 use retry_storm::model::{self, Load, ServerModel};
 use retry_storm::scenario;
-use retry_storm::sweep::{self, figures::FIGURES};
+use retry_storm::sweep;
 
 fn load(file: &str) -> scenario::Scenario {
     scenario::load(Path::new(file)).expect("the shipped scenario is valid")

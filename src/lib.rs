@@ -2,17 +2,22 @@
 //! against a capacity-limited server. The book in `docs/` describes the model
 //! and the outputs.
 //!
-//! Layers, from the inside out: `engine` (time, queue, RNG), `model` (the world
-//! and the run loop), `retry` (backoff and policy), `metrics` (recording,
-//! summaries and the one list of output columns), `scenario` (TOML in),
-//! `export` and `plot` (bytes out), `import` (real retry configurations in), `runner` (a scenario's runs in parallel,
-//! and their cost before they start), then the two front ends over it: `app`
-//! (the command line, a file per subcommand) and `serve` (the playground's web
-//! server). Only `app`, `output`, `import` (its files) and `runner::memory`
-//! (which reads the machine's limits) touch the file system.
+//! Layers, each importing only those before it: `engine` (time, queue,
+//! RNG) -> `retry` (backoff, policy, budgets) -> `metrics` (recording,
+//! summaries, the output columns and sweep figures, per-replica and per-tier
+//! figures) -> `model` (the world and the run loop) -> `scenario` (TOML in)
+//! and `bound` (worst cases from settings alone) -> `sweep`, `runner` and
+//! `advise` (many runs) -> `plot`, then `export` (bytes out) -> `serve` (the
+//! playground's web server) -> `app` (the command line, a file per
+//! subcommand); `import` (real retry configurations to scenario text),
+//! `output` (atomic writes) and `cli` (clap's types) stand apart on the
+//! ground floor. The file system is touched by `app`, `output`, `import` and
+//! `runner::memory` (the machine's limits), and read by `scenario::load` and
+//! `sweep::shard::read` (a scenario file, a shard's files).
 
 pub mod advise;
 pub mod app;
+pub mod bound;
 pub mod cli;
 pub mod engine;
 pub mod export;

@@ -1,16 +1,16 @@
 //! `sim bound`: the worst case of each strategy's retries, from its settings
-//! alone (`retry::bound` holds the formulas).
+//! alone (`crate::bound` holds the formulas).
 
 use std::path::Path;
 
 use anyhow::Result;
 
 use super::InputError;
+use crate::bound::wave::{self, Outage};
+use crate::bound::{self, Bound, Rate, short};
 use crate::engine::SimDuration;
 use crate::model::{Load, OutageKind, WorldConfig};
 use crate::retry::Strategy;
-use crate::retry::bound::{self, Bound, Rate, short};
-use crate::retry::wave::{self, Outage};
 use crate::scenario::{self, duration::parse_duration};
 
 /// The users' request rate the bounds may use.

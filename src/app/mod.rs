@@ -278,3 +278,40 @@ pub(super) fn print_speed(events: u64, sim_wall: std::time::Duration, wall: std:
         wall.as_secs_f64()
     );
 }
+
+/// Events a second one thread simulates, at least: the slowest of the
+/// shipped scenarios on this project's two-core machine (the hedging sweep's
+/// runs, 31.6 s for 2 threads; most worlds run at 13 to 18 million a
+/// second a thread). `sim run` says what a run will take from it.
+const EVENTS_PER_S_PER_THREAD: f64 = 10e6;
+
+/// Above this many seconds of estimated work, `sim run` says so before it
+/// starts.
+const BIG_RUN_SECONDS: f64 = 10.0;
+
+/// Prints, on stderr, what a run or sweep that will take more than
+/// [`BIG_RUN_SECONDS`] is about to do, and for about how long.
+pub(super) fn say_cost(s: &crate::scenario::Scenario) {
+    let events = crate::runner::estimated_total_events(s);
+    let runs = s
+        .sweep
+        .as_ref()
+        .map_or(s.strategies.len(), crate::scenario::sweep::Sweep::runs);
+    let threads = rayon::current_num_threads().min(runs).max(1);
+    let seconds = events / EVENTS_PER_S_PER_THREAD / threads as f64;
+    if seconds > BIG_RUN_SECONDS {
+        let twins = if s.world.outages.is_empty() {
+            ""
+        } else {
+            ", each with its twin"
+        };
+        eprintln!(
+            "note: about {:.0} million events in {}{twins}: up to about {:.0} s on {} \
+             (estimated before it starts; a progress bar follows on a terminal)",
+            events / 1e6,
+            plural(runs, "run", "runs"),
+            seconds,
+            plural(threads, "thread", "threads"),
+        );
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use super::{InputError, RunOptions, latency, plural, print_speed, say_written, wrap};
+use super::{InputError, RunOptions, latency, print_speed, say_cost, say_written, wrap};
 use crate::export::csv_exporters;
 use crate::metrics::Report;
 use crate::model;
@@ -177,43 +177,6 @@ fn warn_identical(s: &Scenario, report: &Report) {
         }
     }
 }
-/// Events a second one thread simulates, at least: the slowest of the
-/// shipped scenarios on this project's two-core machine (the hedging sweep's
-/// runs, 31.6 s for 2 threads; most worlds run at 13 to 18 million a
-/// second a thread). `sim run` says what a run will take from it.
-const EVENTS_PER_S_PER_THREAD: f64 = 10e6;
-
-/// Above this many seconds of estimated work, `sim run` says so before it
-/// starts.
-const BIG_RUN_SECONDS: f64 = 10.0;
-
-/// Prints, on stderr, what a run or sweep that will take more than
-/// [`BIG_RUN_SECONDS`] is about to do, and for about how long.
-pub(super) fn say_cost(s: &Scenario) {
-    let events = runner::estimated_total_events(s);
-    let runs = s
-        .sweep
-        .as_ref()
-        .map_or(s.strategies.len(), crate::scenario::sweep::Sweep::runs);
-    let threads = rayon::current_num_threads().min(runs).max(1);
-    let seconds = events / EVENTS_PER_S_PER_THREAD / threads as f64;
-    if seconds > BIG_RUN_SECONDS {
-        let twins = if s.world.outages.is_empty() {
-            ""
-        } else {
-            ", each with its twin"
-        };
-        eprintln!(
-            "note: about {:.0} million events in {}{twins}: up to about {:.0} s on {} \
-             (estimated before it starts; a progress bar follows on a terminal)",
-            events / 1e6,
-            plural(runs, "run", "runs"),
-            seconds,
-            plural(threads, "thread", "threads"),
-        );
-    }
-}
-
 /// Runs `work` with a progress bar of simulated time on stderr (when it is a
 /// terminal and not `quiet`), fed by the runs' own count of simulated time.
 fn with_time_progress<T>(quiet: bool, s: &Scenario, work: impl FnOnce() -> T) -> T {

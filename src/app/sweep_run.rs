@@ -9,10 +9,10 @@ use rayon::prelude::*;
 
 use super::{InputError, RunOptions, print_speed, progress_bar};
 use crate::export::sweep_csv;
+use crate::metrics::figures::{Estimate, FIGURES, Stat};
 use crate::output::write_atomic;
 use crate::plot;
 use crate::scenario::{Scenario, Sweep};
-use crate::sweep::figures::{Estimate, FIGURES, Stat};
 use crate::sweep::shard;
 use crate::sweep::{self, SweepReport};
 
@@ -31,7 +31,7 @@ pub(super) fn run_sweep(
         None => (0..total).collect(),
     };
     if !opts.quiet && opts.shard.is_none() {
-        super::run::say_cost(s);
+        super::say_cost(s);
     }
     let simulated = Instant::now();
     let bar = progress_bar(opts.quiet);

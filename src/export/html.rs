@@ -9,10 +9,10 @@
 
 use std::fmt::Write as _;
 
+use crate::metrics::figures::{FIGURES, Stat};
 use crate::metrics::{Report, columns};
 use crate::plot::style;
 use crate::sweep::SweepReport;
-use crate::sweep::figures::{FIGURES, Stat};
 
 /// uPlot 1.6.32 (MIT), from the npm registry; see `assets/vendor/README.md`.
 const UPLOT_JS: &str = include_str!("../../assets/vendor/uplot/uPlot.iife.min.js");

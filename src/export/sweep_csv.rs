@@ -7,8 +7,8 @@
 //! timeline's point (the last unless `timeline_at` names another).
 
 use super::{ExportError, fixed, to_csv};
+use crate::metrics::figures::FIGURES;
 use crate::sweep::SweepReport;
-use crate::sweep::figures::FIGURES;
 
 /// Columns of a sweep's `summary.csv` after the swept parameters' own columns
 /// and before the figures' `_mean` and `_ci95` pairs.

@@ -525,10 +525,10 @@ fn resolve(name: &str, header: &[String]) -> Option<(String, Shown)> {
         let Some(base) = name.strip_suffix(suffix) else {
             continue;
         };
-        let Some(f) = crate::sweep::figures::index(base) else {
+        let Some(f) = super::figures::index(base) else {
             continue;
         };
-        let figure = &crate::sweep::figures::FIGURES[f];
+        let figure = &super::figures::FIGURES[f];
         let (heading, shown) = match summary(base) {
             // A mean of counts is not a count.
             Some(c) if c.shown == AsIs => (c.heading, Decimals(1)),

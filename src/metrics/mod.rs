@@ -5,6 +5,7 @@
 //! time bucket and one fixed-size [`Histogram`].
 
 pub mod columns;
+pub mod figures;
 pub mod histogram;
 pub mod recorder;
 pub mod recovery;
@@ -13,6 +14,7 @@ pub mod report;
 pub mod stats;
 pub mod summary;
 pub mod takeaway;
+pub mod tiers;
 
 pub use histogram::Histogram;
 pub use recorder::{Bucket, Recorder, Totals};

@@ -24,7 +24,7 @@ pub struct StrategyReport {
     pub replicas: Option<Vec<crate::metrics::replicas::ReplicaBucket>>,
     /// In a call chain, each tier's name and figures, tier 0 (the server)
     /// first; `None` without a chain.
-    pub tiers: Option<Vec<(String, crate::model::sim::TierRun)>>,
+    pub tiers: Option<Vec<(String, super::tiers::TierRun)>>,
 }
 
 /// A scenario's results, strategies in file order.

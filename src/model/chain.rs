@@ -7,8 +7,10 @@
 //! by the caller tier's policy.
 
 use crate::model::ServerConfig;
-use crate::retry::Strategy;
 pub use crate::retry::amplification::CallMode;
+
+/// The name of the `[server]` tier when it has none.
+pub const ENTRY: &str = "server";
 
 /// One service below tier 0.
 #[derive(Clone, Debug)]
@@ -112,17 +114,6 @@ impl ChainConfig {
             &self.services[k - 1].name
         }
     }
-}
-
-/// What the callers of one tier do: the policy of their calls to it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TierPolicy {
-    /// Backoff, retries, timeout, budget, breaker of the calls.
-    pub strategy: Strategy,
-    /// The call carries its caller's deadline: it gives up when the caller's
-    /// attempt would, and the callee can drop the work of a caller that is gone
-    /// (gRPC's deadline propagation).
-    pub propagate_deadline: bool,
 }
 
 /// The tiers in an order where every caller comes before its callees.

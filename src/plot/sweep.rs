@@ -9,8 +9,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::timechart;
 use super::{PlotError, draw_err, render_png, style};
+use crate::metrics::figures::{FIGURES, Figure, Stat};
 use crate::sweep::SweepReport;
-use crate::sweep::figures::{FIGURES, Figure, Stat};
 
 fn strategies(r: &SweepReport) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();

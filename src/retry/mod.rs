@@ -3,7 +3,6 @@
 
 pub mod amplification;
 pub mod backoff;
-pub mod bound;
 pub mod breaker;
 pub mod budget;
 pub mod delays;
@@ -11,7 +10,6 @@ pub mod hedging;
 pub mod outcome;
 pub mod policy;
 pub mod throttle;
-pub mod wave;
 pub mod window;
 
 pub use backoff::{Backoff, BackoffKind, DelayRange, Jitter};
@@ -19,5 +17,7 @@ pub use breaker::{Breaker, BreakerConfig};
 pub use budget::{Budget, BudgetConfig, ConcurrencyLimit};
 pub use hedging::HedgingConfig;
 pub use outcome::{Outcome, OutcomeSet};
-pub use policy::{Decision, GiveUp, RetryAfterMode, RetryAfterUse, RetryPolicy, Strategy};
+pub use policy::{
+    Decision, GiveUp, RetryAfterMode, RetryAfterUse, RetryPolicy, Strategy, TierPolicy,
+};
 pub use throttle::{Throttle, ThrottleConfig};

@@ -241,9 +241,20 @@ pub struct Strategy {
     pub throttle: Option<ThrottleConfig>,
     /// In a call chain, the policy of the calls to each tier below the
     /// server (tier 1 first); empty without a chain.
-    pub tiers: Vec<crate::model::chain::TierPolicy>,
+    pub tiers: Vec<TierPolicy>,
     /// Hedged requests instead of retries, if any (the users' requests only).
     pub hedging: Option<super::HedgingConfig>,
+}
+
+/// What the callers of one tier do: the policy of their calls to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TierPolicy {
+    /// Backoff, retries, timeout, budget, breaker of the calls.
+    pub strategy: Strategy,
+    /// The call carries its caller's deadline: it gives up when the caller's
+    /// attempt would, and the callee can drop the work of a caller that is gone
+    /// (gRPC's deadline propagation).
+    pub propagate_deadline: bool,
 }
 
 #[cfg(test)]

@@ -13,9 +13,6 @@ use crate::model::{ServerConfig, ServerModel};
 
 type Checked<T> = Result<T, ScenarioError>;
 
-/// The name of the `[server]` tier when it has none.
-pub const ENTRY: &str = "server";
-
 fn mode(m: Option<CallModeFile>) -> Option<CallMode> {
     m.map(|m| match m {
         CallModeFile::Sequence => CallMode::Sequence,
@@ -55,7 +52,11 @@ impl Checker<'_> {
                 "the OCC record calls no services: remove the [[service]] tables",
             );
         };
-        let entry = f.server.name.clone().unwrap_or_else(|| ENTRY.to_owned());
+        let entry = f
+            .server
+            .name
+            .clone()
+            .unwrap_or_else(|| crate::model::chain::ENTRY.to_owned());
         self.service_name(&entry, &server.join("name"))?;
         let mut names = vec![entry.clone()];
         let mut services = Vec::with_capacity(f.services.len());

@@ -88,7 +88,7 @@ impl Checker<'_> {
                 if t.throttle.is_none() {
                     st.throttle = None;
                 }
-                strategy.tiers.push(crate::model::chain::TierPolicy {
+                strategy.tiers.push(crate::retry::TierPolicy {
                     strategy: st,
                     propagate_deadline: l
                         .get("propagate_deadline", |r| r.propagate_deadline)

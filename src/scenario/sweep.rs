@@ -14,9 +14,9 @@ use super::locate::{KeyPath, Seg};
 use super::schema::{AxisFile, ScenarioFile, SweepFile};
 use super::validate::Checker;
 use crate::engine::SimDuration;
+use crate::metrics::figures::{self, FIGURES};
 use crate::model::WorldConfig;
 use crate::retry::Strategy;
-use crate::sweep::figures::{self, FIGURES};
 
 /// Most values on one axis.
 pub const MAX_VALUES: usize = 10_000;

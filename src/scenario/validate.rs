@@ -889,7 +889,11 @@ impl<'a> Checker<'a> {
     /// service uses the service's zones (a service that does not exist is
     /// reported by `Checker::outage_tiers`; its zones here are none).
     fn outage_zones(f: &ScenarioFile) -> Vec<ZonesOf> {
-        let entry = f.server.name.as_deref().unwrap_or(super::chain::ENTRY);
+        let entry = f
+            .server
+            .name
+            .as_deref()
+            .unwrap_or(crate::model::chain::ENTRY);
         f.outages
             .iter()
             .map(|o| match o.service.as_deref() {

@@ -6,7 +6,6 @@
 //! compared on the same workload; replication `r` of point `p` runs with
 //! `derive_seed(seed, p, r)`.
 
-pub mod figures;
 pub mod shard;
 
 use std::collections::HashMap;
@@ -15,9 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use crate::metrics::MetricsConfig;
+use crate::metrics::figures::{self, Estimate, FIGURES};
 use crate::model;
 use crate::scenario::{Scenario, Sweep};
-use figures::{Estimate, FIGURES};
 
 /// SplitMix64's finaliser (Steele, Lea and Flood, 2014): a bijection of u64 that
 /// scatters nearby inputs.

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::figures::FIGURES;
 use super::{Bin, CellResult};
+use crate::metrics::figures::FIGURES;
 
 /// Version of the shard folder layout (2: checksums of the files; 3: a
 /// checksum of `shard.toml`'s own fields).

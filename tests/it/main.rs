@@ -17,6 +17,7 @@ mod fleet;
 mod hedging;
 mod import;
 mod invariants;
+mod layers;
 mod metastable;
 mod overload;
 mod presets;

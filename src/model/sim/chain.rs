@@ -16,40 +16,18 @@ mod hedge;
 use super::hedge::CopyBook;
 use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
+use crate::metrics::tiers::TierTotals;
 use crate::model::Observer;
 use crate::model::balancer::NO_UPSTREAM;
-use crate::model::chain::{CallMode, Calls, ChainConfig, TierPolicy};
+use crate::model::chain::{CallMode, Calls, ChainConfig};
 use crate::model::client::{Phase, Slots};
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::{Admission, Finished, Job, Rejection, Server};
+use crate::retry::TierPolicy;
 use crate::retry::breaker::Verdict;
 use crate::retry::budget::UNCOUNTED;
 use crate::retry::{Breaker, Budget, Decision, HedgingConfig, Outcome, Throttle};
 use rand::RngExt;
-
-/// Each tier's figures over a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TierTotals {
-    /// Attempts sent to the tier (users' attempts for tier 0).
-    pub attempts: u64,
-    /// Of those, retries.
-    pub retries: u64,
-    /// Calls to the tier (logical requests of its callers; 0 for tier 0).
-    pub calls: u64,
-    /// Calls that failed for good (given up by their caller).
-    pub calls_failed: u64,
-    /// Of those, calls whose attempt their callers' breaker or throttle
-    /// refused before it went out (tier 0: the users').
-    pub rejected_locally: u64,
-    /// Attempts the tier answered OK (when its callers hedge, calls its
-    /// OK ended: of a call's copies, only the winner's answer counts).
-    pub ok: u64,
-    /// Workers' time on the tier's own part of attempts, ns.
-    pub work_ns: u64,
-    /// Of it, for attempts whose caller had stopped waiting when the
-    /// answer went out.
-    pub wasted_ns: u64,
-}
 
 /// Which call a call slot is, and who waits for it.
 #[derive(Clone, Copy, Debug)]
@@ -1063,8 +1041,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::chain::{Calls, ChainConfig, Service, TierPolicy};
+    use crate::model::chain::{Calls, ChainConfig, Service};
     use crate::model::{Dist, Load, ServerModel, WorldConfig};
+    use crate::retry::TierPolicy;
     use crate::retry::amplification::{Tier, chain_load};
     use crate::retry::{BackoffKind, Strategy};
 

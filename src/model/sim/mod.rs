@@ -10,7 +10,7 @@ mod fleet;
 mod hedge;
 mod server;
 
-pub use chain::TierTotals;
+use crate::metrics::tiers::TierRun;
 pub(super) use fleet::Fleet;
 
 use rand_distr::{Distribution, Exp};
@@ -55,20 +55,6 @@ pub struct RunResult {
     pub replica_departures: Option<Vec<crate::metrics::replicas::Departures>>,
     /// Each tier's figures in a call chain, tier 0 first; `None` without one.
     pub tiers: Option<Vec<TierRun>>,
-}
-
-/// One tier of a call chain over a run.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TierRun {
-    /// Its figures.
-    pub totals: TierTotals,
-    /// Attempts sent to it in each bucket (for tier 0, the users').
-    pub attempts: Vec<u32>,
-    /// The median latency of its successful calls (for tier 0, the users'
-    /// requests), from the call's start to its OK.
-    pub latency_p50: Option<SimDuration>,
-    /// Their 99th percentile.
-    pub latency_p99: Option<SimDuration>,
 }
 
 /// Why a run was stopped early. Worlds like these validate (each key is

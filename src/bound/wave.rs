@@ -27,8 +27,8 @@
 //!   retries that can be the first after the outage: `hi_k >= D` and
 //!   `lo_(k-1) < D`. Network delays only add independent spread.
 
-use super::Strategy;
-use super::bound::{Bound, seconds, short};
+use super::value::{Bound, seconds, short};
+use crate::retry::Strategy;
 
 /// Seconds in a nanosecond.
 const S_PER_NS: f64 = 1e-9;

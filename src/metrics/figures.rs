@@ -10,7 +10,7 @@
 //! runs that recovered is a proportion: its interval is Wilson's, which stays
 //! within [0, 1], not the mean's.
 
-use crate::metrics::{Bucket, MetricsConfig, Summary};
+use super::{Bucket, MetricsConfig, Summary};
 use crate::retry::Outcome;
 
 /// One figure.

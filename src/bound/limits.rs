@@ -1,6 +1,5 @@
-//! Worst-case bounds of a strategy's retries, from its settings alone,
-//! without simulating (`sim bound`). Each bound comes with the formula it
-//! was computed by, so a reader can check it by hand.
+//! A strategy's own limits under total failure: its policy's attempts, and
+//! what its budget, throttle and breaker let through.
 //!
 //! "Total failure" is the worst case: every attempt fails with an outcome
 //! the policy retries. Without a budget each request then makes
@@ -32,74 +31,8 @@
 //! - A breaker, once open, lets `probes` attempts through each `open_for`
 //!   while they fail.
 
-use super::{BudgetConfig, Strategy};
-use crate::model::chain::ChainConfig;
-
-/// One bound: what it bounds, its value, in words, and the formula.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Bound {
-    /// What is bounded, e.g. "attempts per request, no budget".
-    pub what: String,
-    /// The value (for tests and tables).
-    pub value: f64,
-    /// The value in words, with its unit.
-    pub shown: String,
-    /// How it was computed, with the strategy's numbers in it.
-    pub formula: String,
-}
-
-/// The users' request rate a bound may use, from the scenario's load.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Rate {
-    /// Open-loop arrivals at this rate a second: failures come at least
-    /// this fast under total failure (every first attempt fails).
-    AtLeast(f64),
-    /// Closed-loop clients: about `clients / mean think` a second when
-    /// failures are fast, less when they are slow.
-    About(f64),
-    /// One request per client, all at the start.
-    Unknown,
-}
-
-fn bound(what: &str, value: f64, shown: String, formula: String) -> Bound {
-    Bound {
-        what: what.to_owned(),
-        value,
-        shown,
-        formula,
-    }
-}
-
-/// `x` with up to 3 significant digits and no trailing zeros.
-pub fn short(x: f64) -> String {
-    if x.is_infinite() && x > 0.0 {
-        // A product of attempts past what a float holds: still a bound.
-        return "over 1.8e308".to_owned();
-    }
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    if x.abs() >= 1e9 {
-        // Past a billion the low digits a float prints are not the count's
-        // (3^38 is ...089, its f64 ...000): three significant digits only.
-        return format!("{x:.2e}");
-    }
-    let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
-}
-
-pub(crate) fn seconds(s: f64) -> String {
-    if s < 1.0 {
-        format!("{} ms", short(s * 1e3))
-    } else {
-        format!("{} s", short(s))
-    }
-}
+use super::value::{Bound, Rate, bound, seconds, short};
+use crate::retry::{BreakerConfig, BudgetConfig, Strategy, ThrottleConfig};
 
 /// Attempts a request makes under total failure with no budget, breaker or
 /// throttle: its policy's limit.
@@ -322,7 +255,7 @@ pub fn budget(b: &BudgetConfig, rate: Rate) -> Vec<Bound> {
 }
 
 /// What an adaptive throttle lets through under total failure.
-pub fn throttle(t: &super::ThrottleConfig, rate: Rate) -> Vec<Bound> {
+pub fn throttle(t: &ThrottleConfig, rate: Rate) -> Vec<Bound> {
     let w = t.window.as_secs_f64();
     let per_window = match rate {
         Rate::AtLeast(r) | Rate::About(r) => {
@@ -346,7 +279,7 @@ pub fn throttle(t: &super::ThrottleConfig, rate: Rate) -> Vec<Bound> {
 }
 
 /// What an open breaker lets through while attempts keep failing.
-pub fn breaker(b: &super::BreakerConfig) -> Vec<Bound> {
+pub fn breaker(b: &BreakerConfig) -> Vec<Bound> {
     let open = b.open_for.as_secs_f64() * (1.0 - b.jitter);
     let per_s = f64::from(b.probes) / open;
     vec![bound(
@@ -361,103 +294,9 @@ pub fn breaker(b: &super::BreakerConfig) -> Vec<Bound> {
     )]
 }
 
-/// Every bound of a strategy's own settings.
-pub fn strategy(s: &Strategy, rate: Rate) -> Vec<Bound> {
-    let mut out = vec![attempts_per_request(s), super::wave::give_up(s)];
-    if let Some(b) = &s.budget {
-        out.extend(budget(b, rate));
-    }
-    if let Some(t) = &s.throttle {
-        out.extend(throttle(t, rate));
-    }
-    if let Some(b) = &s.breaker {
-        out.extend(breaker(b));
-    }
-    out
-}
-
-/// Attempts reaching each tier of `chain` per user request when that tier
-/// fails every attempt (and so every tier above it), with no budget capping:
-/// `W(k) = (1 + r_k) x sum over callers b of (calls b makes to k) x
-/// (their probability) x W(b)`, `W(0) = 1 + r_0`, with each tier's formula.
-/// (With calls made only sometimes, a caller's attempt that leaves out its
-/// failing call succeeds: the bound is then above what happens.)
-pub fn chain(chain: &ChainConfig, users: &Strategy) -> Vec<Bound> {
-    let n = chain.tiers();
-    let retries: Vec<f64> = (0..n)
-        .map(|k| {
-            let s = if k == 0 {
-                users
-            } else {
-                &users.tiers[k - 1].strategy
-            };
-            attempts_per_request(s).value
-        })
-        .collect();
-    // Attempts at each tier, and the calls into it, with their formulas.
-    let (mut a, mut calls_in) = (vec![0.0f64; n], vec![0.0f64; n]);
-    let (mut fa, mut fin) = (vec![String::new(); n], vec![String::new(); n]);
-    // Tiers whose attempts are unbounded because a tier on the way retries
-    // without limit (not because the product outgrew a float).
-    let (mut unlimited, mut unlimited_in) = (vec![false; n], vec![false; n]);
-    let factor = |r: f64| {
-        if r.is_infinite() {
-            "unlimited".to_owned()
-        } else {
-            short(r)
-        }
-    };
-    for k in crate::model::chain::topological(&chain.calls) {
-        unlimited[k] = retries[k].is_infinite() || unlimited_in[k];
-        if k == 0 {
-            a[0] = retries[0];
-            fa[0] = factor(retries[0]);
-            // Shown alone, tier 0's formula says where its number comes from.
-            fin[0] = "the users' attempts per request".into();
-        } else {
-            a[k] = retries[k] * calls_in[k];
-            fa[k] = if fin[k].contains('+') {
-                format!("{} x ({})", factor(retries[k]), fin[k])
-            } else {
-                format!("{} x {}", factor(retries[k]), fin[k])
-            };
-        }
-        for (j, &c) in chain.calls[k].to.iter().enumerate() {
-            unlimited_in[c] |= unlimited[k];
-            let p = chain.calls[k].probability.get(j).copied().unwrap_or(1.0);
-            calls_in[c] += p * a[k];
-            let term = if p < 1.0 {
-                format!("{} x {}", short(p), fa[k])
-            } else {
-                fa[k].clone()
-            };
-            if !fin[c].is_empty() {
-                fin[c].push_str(" + ");
-            }
-            fin[c].push_str(&term);
-        }
-    }
-    (0..n)
-        .map(|k| {
-            let formula = if k == 0 {
-                format!("{} ({})", fa[0], fin[0])
-            } else {
-                fa[k].clone()
-            };
-            let shown = if unlimited[k] {
-                "unlimited attempts".to_owned()
-            } else {
-                format!("{} attempts", short(a[k]))
-            };
-            bound(chain.name(k), a[k], shown, formula)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::SimDuration;
 
     #[test]
     fn token_bucket_allows_half_its_tokens_less_one() {
@@ -493,15 +332,5 @@ mod tests {
         assert_eq!(b[0].value, 100.0);
         assert!(b[0].shown.contains("50 after timeouts"));
         assert_eq!(b[2].value, 0.2);
-    }
-
-    #[test]
-    fn short_numbers_keep_three_digits() {
-        assert_eq!(short(0.090909), "0.0909");
-        assert_eq!(short(4.0), "4");
-        assert_eq!(short(1234.4), "1234");
-        assert_eq!(short(0.1), "0.1");
-        assert_eq!(seconds(0.05), "50 ms");
-        assert_eq!(seconds(SimDuration::from_secs(120).as_secs_f64()), "120 s");
     }
 }
