@@ -12,6 +12,7 @@ pub mod tiers_csv;
 pub mod timeseries_csv;
 
 use crate::metrics::Report;
+use crate::metrics::columns::fixed;
 
 /// Errors while serialising (in practice only a CSV writer failure).
 #[derive(Debug, thiserror::Error)]
@@ -54,9 +55,4 @@ fn to_csv(rows: impl IntoIterator<Item = Vec<String>>) -> Result<Vec<u8>, Export
     }
     w.into_inner()
         .map_err(|e| ExportError::Flush(e.to_string()))
-}
-
-/// `v` with `decimals` decimals; an empty cell for `None`.
-fn fixed(v: Option<f64>, decimals: usize) -> String {
-    v.map_or(String::new(), |v| format!("{v:.decimals$}"))
 }

@@ -22,9 +22,10 @@ pub enum Shown {
     Latency,
 }
 
-/// One column.
+/// One column; `V` is how a file's writer gets its value (nothing for the
+/// files whose writers still build rows themselves).
 #[derive(Clone, Copy, Debug)]
-pub struct Column {
+pub struct Column<V: 'static = ()> {
     /// Its name in the CSV header.
     pub name: &'static str,
     /// A table's short heading.
@@ -33,7 +34,13 @@ pub struct Column {
     pub meaning: &'static str,
     /// How a table shows it.
     pub shown: Shown,
+    /// Its value in a row.
+    pub value: V,
 }
+
+/// How a `summary.csv` column reads its value from the report and one
+/// strategy's run, as the CSV writes it.
+pub type SummaryValue = fn(&Report, &StrategyReport) -> String;
 
 const fn col(
     name: &'static str,
@@ -46,214 +53,322 @@ const fn col(
         heading,
         meaning,
         shown,
+        value: (),
     }
 }
 
+/// A `summary.csv` column and how its value is read.
+const fn sum(
+    name: &'static str,
+    heading: &'static str,
+    shown: Shown,
+    meaning: &'static str,
+    value: SummaryValue,
+) -> Column<SummaryValue> {
+    Column {
+        name,
+        heading,
+        meaning,
+        shown,
+        value,
+    }
+}
+
+/// `v` with `decimals` decimals, empty for none: how the CSVs write a
+/// measured number.
+pub fn fixed(v: Option<f64>, decimals: usize) -> String {
+    v.map_or(String::new(), |v| format!("{v:.decimals$}"))
+}
+
+/// Attempts answered with an error response (4xx or 5xx).
+fn error_responses(t: &Totals) -> u64 {
+    Outcome::ALL
+        .iter()
+        .filter(|o| o.is_error_response())
+        .map(|&o| t.outcomes[o as usize])
+        .sum()
+}
+
+/// Seconds the breaker was open, summed over the buckets.
+fn breaker_open_s(r: &Report, s: &StrategyReport) -> f64 {
+    s.buckets.iter().map(|b| b.breaker_open).sum::<f64>() * r.metrics.bucket.as_secs_f64()
+}
+
+/// The share of the workers' busy time spent refusing work.
+fn reject_work_fraction(t: &Totals) -> f64 {
+    if t.busy_ns == 0 {
+        0.0
+    } else {
+        t.reject_ns as f64 / t.busy_ns as f64
+    }
+}
+
+use super::{Report, StrategyReport, Totals};
+use crate::retry::Outcome;
 use Shown::{AsIs, Decimals, Latency, Percent, Seconds};
 
 /// `summary.csv`, one row per strategy, in column order. The first thirteen
 /// are a contract: scripts may rely on their names and places.
-pub const SUMMARY: [Column; 36] = [
-    col(
+pub const SUMMARY: [Column<SummaryValue>; 36] = [
+    sum(
         "strategy",
         "strategy",
         AsIs,
         "the strategy's name in the scenario",
+        |_, s| s.name.clone(),
     ),
-    col(
+    sum(
         "logical_requests",
         "requests",
         AsIs,
         "logical requests started in the run",
+        |_, s| s.summary.logical_requests.to_string(),
     ),
-    col(
+    sum(
         "succeeded",
         "succeeded",
         AsIs,
         "logical requests that ended in success",
+        |_, s| s.summary.succeeded.to_string(),
     ),
-    col(
+    sum(
         "failed",
         "failed",
         AsIs,
         "logical requests given up, for any reason: they never succeeded",
+        |_, s| s.summary.failed.to_string(),
     ),
-    col(
+    sum(
         "attempts",
         "attempts",
         AsIs,
         "attempts sent: logical_requests - first_attempts_refused + retries (a request whose first attempt the breaker or the throttle refused sent nothing)",
+        |_, s| s.summary.attempts.to_string(),
     ),
-    col("retries", "retries", AsIs, "of the attempts, retries"),
-    col(
+    sum(
+        "retries",
+        "retries",
+        AsIs,
+        "of the attempts, retries",
+        |_, s| s.summary.retries.to_string(),
+    ),
+    sum(
         "amplification",
         "attempts per request",
         Decimals(3),
         "attempts per logical request: 1 means no retries; under 1 when a breaker or a throttle refused more first attempts than there were retries",
+        |_, s| fixed(Some(s.summary.amplification), 4),
     ),
-    col(
+    sum(
         "peak_attempts_per_s",
         "peak attempts/s",
         Decimals(0),
         "the largest attempts rate over one time bucket",
+        |_, s| fixed(Some(s.summary.peak_attempts_per_s), 1),
     ),
-    col(
+    sum(
         "peak_load_ratio",
         "peak load / capacity",
         Decimals(2),
         "peak_attempts_per_s over the server's capacity (workers over the mean service time)",
+        |_, s| fixed(s.summary.peak_load_ratio, 3),
     ),
-    col(
+    sum(
         "recovery_time_s",
         "recovery",
         Seconds(1),
         "seconds from the end of the last trigger until goodput and backlog are back to the same run without the trigger for good; empty (never) when that does not happen within the run, and without a trigger. Read it with failed: a strategy that gives up at once recovers at once",
+        |_, s| fixed(s.summary.recovery_time_s, 1),
     ),
-    col(
+    sum(
         "latency_p50_s",
         "latency p50",
         Latency,
         "median end-to-end latency of successful logical requests: first attempt sent to success received, retries and backoff included",
+        |_, s| fixed(s.summary.latency_p50_s, 6),
     ),
-    col(
+    sum(
         "latency_p99_s",
         "latency p99",
         Latency,
         "99th percentile of the same latencies",
+        |_, s| fixed(s.summary.latency_p99_s, 6),
     ),
-    col(
+    sum(
         "wasted_work_fraction",
         "work wasted",
         Percent(2),
         "share of the server's busy time spent on answers nobody used: served after the client's timeout or deadline, or cut short by a crash or a blackhole",
+        |_, s| fixed(Some(s.summary.wasted_work_fraction), 6),
     ),
-    col(
+    sum(
         "in_flight_at_end",
         "unfinished",
         AsIs,
         "requests still in progress when the run ended (succeeded + failed + in_flight_at_end = logical_requests)",
+        |_, s| s.summary.in_flight_at_end.to_string(),
     ),
-    col(
+    sum(
         "failed_not_retryable",
         "failed: not retryable",
         AsIs,
         "failures because the outcome was not one the policy retries",
+        |_, s| s.summary.totals.failed_not_retryable.to_string(),
     ),
-    col(
+    sum(
         "failed_retries_exhausted",
         "failed: retries spent",
         AsIs,
         "failures after the last retry allowed",
+        |_, s| s.summary.totals.failed_exhausted.to_string(),
     ),
-    col(
+    sum(
         "failed_deadline",
         "failed: deadline",
         AsIs,
         "failures at the request's deadline; with the three above, retries_denied_by_budget and rejected_locally they add up to failed",
+        |_, s| s.summary.totals.failed_deadline.to_string(),
     ),
-    col("timeouts", "timeouts", AsIs, "attempts that timed out"),
-    col(
+    sum(
+        "timeouts",
+        "timeouts",
+        AsIs,
+        "attempts that timed out",
+        |_, s| s.summary.totals.outcomes[Outcome::Timeout as usize].to_string(),
+    ),
+    sum(
         "error_responses",
         "error answers",
         AsIs,
         "error answers received (503, 429, 500, ...)",
+        |_, s| error_responses(&s.summary.totals).to_string(),
     ),
-    col(
+    sum(
         "baseline_goodput_per_s",
         "baseline goodput/s",
         Decimals(1),
         "goodput over the baseline window before the first trigger",
+        |_, s| fixed(s.summary.baseline_goodput_per_s, 1),
     ),
-    col(
+    sum(
         "capacity_per_s",
         "capacity/s",
         Decimals(0),
         "the server's capacity, requests per second",
+        |r, _| fixed(r.capacity_per_s, 1),
     ),
-    col(
+    sum(
         "events",
         "events",
         AsIs,
         "events simulated (the twin's not included)",
+        |_, s| s.summary.totals.events.to_string(),
     ),
-    col("seed", "seed", AsIs, "the seed of every random stream"),
-    col(
+    sum(
+        "seed",
+        "seed",
+        AsIs,
+        "the seed of every random stream",
+        |r, _| r.seed.to_string(),
+    ),
+    sum(
         "latency_mean_s",
         "latency mean",
         Latency,
         "mean of the same latencies (exact)",
+        |_, s| fixed(s.summary.latency_mean_s, 6),
     ),
-    col(
+    sum(
         "retries_denied_by_budget",
         "denied by budget",
         AsIs,
         "retries the retry budget refused (each ends its request)",
+        |_, s| s.summary.totals.failed_budget.to_string(),
     ),
-    col(
+    sum(
         "shed",
         "shed",
         AsIs,
         "arrivals the server answered 429 by load shedding",
+        |_, s| s.summary.totals.shed.to_string(),
     ),
-    col(
+    sum(
         "expired_dropped",
         "dropped expired",
         AsIs,
         "queued attempts the server dropped unserved because their client had stopped waiting",
+        |_, s| s.summary.totals.expired_dropped.to_string(),
     ),
-    col(
+    sum(
         "rejected_locally",
         "refused locally",
         AsIs,
         "attempts the breaker or the throttle refused before they left (each ends its request)",
+        |_, s| s.summary.totals.rejected_locally.to_string(),
     ),
-    col(
+    sum(
         "breaker_open_s",
         "breaker open",
         Seconds(1),
         "seconds the breaker was open",
+        |r, s| fixed(Some(breaker_open_s(r, s)), 1),
     ),
-    col(
+    sum(
         "successes_lost",
         "successes lost",
         AsIs,
         "successes the same run without the trigger had and this run did not, from the bucket where the first trigger starts to the recovery (or the end of the run): requests failed, or never made, because of the trigger. Never negative: a run that served more than its twin, which only noise does, lost none; empty without a trigger",
+        |_, s| {
+            s.summary
+                .successes_lost
+                .map_or(String::new(), |v| v.to_string())
+        },
     ),
-    col(
+    sum(
         "extra_attempts",
         "extra attempts",
         AsIs,
         "attempts beyond the same run without the trigger, over the same buckets; negative when the run sent fewer (closed-loop clients waiting out a backoff or a timeout start no new requests, breakers and budgets hold retries back, requests given up at once send no more); empty without a trigger",
+        |_, s| {
+            s.summary
+                .extra_attempts
+                .map_or(String::new(), |v| v.to_string())
+        },
     ),
-    col(
+    sum(
         "peak_backlog",
         "peak backlog",
         Decimals(0),
         "the largest backlog, requests queued at the server plus requests waiting out a backoff, time-averaged over one bucket",
+        |_, s| fixed(Some(s.summary.peak_backlog), 1),
     ),
-    col(
+    sum(
         "crashes",
         "crashes",
         AsIs,
         "times the server crashed under overload (crash_at)",
+        |_, s| s.summary.totals.crashes.to_string(),
     ),
-    col(
+    sum(
         "reject_work_fraction",
         "work refusing",
         Percent(2),
         "share of the server's busy time spent refusing requests (reject_cost)",
+        |_, s| fixed(Some(reject_work_fraction(&s.summary.totals)), 6),
     ),
-    col(
+    sum(
         "first_attempts_refused",
         "first attempts refused",
         AsIs,
         "of rejected_locally, first attempts: their requests sent nothing",
+        |_, s| s.summary.totals.rejected_first.to_string(),
     ),
-    col(
+    sum(
         "peak_at_server",
         "peak at server",
         AsIs,
         "the most requests the server held at once, queued plus in service: what its crash limit (crash_at) counts, unlike peak_backlog",
+        |_, s| s.summary.totals.peak_held.to_string(),
     ),
 ];
 
@@ -450,18 +565,31 @@ pub const TIERS: [Column; 15] = [
 ];
 
 /// The column of `summary.csv` named `name`.
-pub fn summary(name: &str) -> Option<&'static Column> {
+pub fn summary(name: &str) -> Option<&'static Column<SummaryValue>> {
     SUMMARY.iter().find(|c| c.name == name)
 }
 
-/// The column of either file named `name` (`summary.csv` first).
-pub fn any(name: &str) -> Option<&'static Column> {
+/// The column of either file named `name` (`summary.csv` first), without
+/// its value.
+pub fn any(name: &str) -> Option<Column> {
     summary(name)
-        .or_else(|| TIMESERIES.iter().find(|c| c.name == name))
-        .or_else(|| TIERS.iter().find(|c| c.name == name))
+        .map(Column::described)
+        .or_else(|| TIMESERIES.iter().find(|c| c.name == name).copied())
+        .or_else(|| TIERS.iter().find(|c| c.name == name).copied())
 }
 
-impl Column {
+impl<V: Copy> Column<V> {
+    /// The column's name, heading, meaning and display, without its value.
+    pub fn described(&self) -> Column {
+        Column {
+            name: self.name,
+            heading: self.heading,
+            meaning: self.meaning,
+            shown: self.shown,
+            value: (),
+        }
+    }
+
     /// `value` (as the CSV has it) as a table shows it.
     pub fn show(&self, value: &str) -> String {
         self.shown.show(value)
@@ -664,7 +792,7 @@ pub fn markdown_means(text: &str, columns: &[&str], from_s: f64) -> Result<Strin
 }
 
 /// The Markdown list of a file's columns and their meanings, for the book.
-pub fn markdown_meanings(columns: &[Column]) -> String {
+pub fn markdown_meanings<V>(columns: &[Column<V>]) -> String {
     let mut out = String::from("| column | meaning |\n|---|---|\n");
     for c in columns {
         out.push_str(&format!("| `{}` | {} |\n", c.name, c.meaning));
@@ -678,9 +806,11 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_tables_show_values_as_their_column_says() {
-        for list in [&SUMMARY[..], &TIMESERIES[..]] {
+        let summary: Vec<&str> = SUMMARY.iter().map(|c| c.name).collect();
+        let timeseries: Vec<&str> = TIMESERIES.iter().map(|c| c.name).collect();
+        for list in [summary, timeseries] {
             for (i, c) in list.iter().enumerate() {
-                assert!(list[i + 1..].iter().all(|d| d.name != c.name), "{}", c.name);
+                assert!(list[i + 1..].iter().all(|d| d != c), "{c}");
             }
         }
         let csv = "strategy,failed,recovery_time_s,peak_load_ratio\na,3,8.2,4.0689\nb,0,,1.2\n";

@@ -45,13 +45,13 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
             ("<!-- end table -->", table(spec)?)
         } else if let Some(which) = spec.strip_prefix("columns ") {
             let list = match which.trim() {
-                "summary" => &columns::SUMMARY[..],
-                "timeseries" => &columns::TIMESERIES[..],
-                "replicas" => &columns::REPLICAS[..],
-                "tiers" => &columns::TIERS[..],
+                "summary" => columns::markdown_meanings(&columns::SUMMARY),
+                "timeseries" => columns::markdown_meanings(&columns::TIMESERIES),
+                "replicas" => columns::markdown_meanings(&columns::REPLICAS),
+                "tiers" => columns::markdown_meanings(&columns::TIERS),
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
-            ("<!-- end columns -->", columns::markdown_meanings(list))
+            ("<!-- end columns -->", list)
         } else if let Some(command) = spec.strip_prefix("output sim ") {
             ("<!-- end output -->", output(page, command)?)
         } else {
