@@ -455,6 +455,10 @@ const TWINS_BYTES: usize = 256 << 20;
 
 /// Searches settings for `s` within `budget` runs, the first strategy's
 /// other settings kept; `done` is told of each run as it ends.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the search in one piece: draw, run in rounds, halve, judge the front"
+)]
 pub fn advise(
     s: &Scenario,
     budget: usize,

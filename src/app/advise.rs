@@ -11,6 +11,10 @@ use crate::advise::{self, Metric, Objective};
 use crate::scenario;
 
 /// `sim advise`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "prints the search's report in the order a reader takes it"
+)]
 pub(super) fn advise(
     path: &Path,
     objective: &str,

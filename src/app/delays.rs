@@ -51,6 +51,10 @@ pub struct DelaysOptions {
 const DEFAULT_SHOWN: u32 = 8;
 
 /// `sim delays`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads sim delays' options and prints the table they ask for"
+)]
 pub fn delays(o: &DelaysOptions) -> Result<()> {
     let (title, backoff, limit, strategy) = resolve(o)?;
     let retries = o.retries.unwrap_or(limit.clamp(1, DEFAULT_SHOWN));
@@ -469,6 +473,10 @@ struct PresetList {
 
 /// `sim presets --toml`: the facts a script needs to compare a preset with its
 /// library, one `[[preset]]` table each.
+#[expect(
+    clippy::too_many_lines,
+    reason = "writes every preset as TOML, a block of lines each"
+)]
 pub fn presets_toml() -> Result<()> {
     use crate::retry::RetryAfterMode;
     let mut list = Vec::new();

@@ -67,6 +67,10 @@ pub struct MergeOptions {
 }
 
 /// Runs the command line.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the dispatch of every subcommand, one arm each"
+)]
 pub fn main(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run {

@@ -267,6 +267,10 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
     Ok(())
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "prints the run's table, one column choice after another"
+)]
 fn print_summary(
     opts: &RunOptions,
     s: &Scenario,

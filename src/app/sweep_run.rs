@@ -18,6 +18,10 @@ use crate::sweep::{self, SweepReport};
 
 /// `sim run` of a scenario with a `[sweep]`: every cell, or with `--shard` the
 /// shard's cells written as partial results for `sim merge`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a sweep from its cells to its files, step by step"
+)]
 pub(super) fn run_sweep(
     opts: &RunOptions,
     s: &Scenario,

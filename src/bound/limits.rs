@@ -72,6 +72,10 @@ pub fn attempts_per_request(s: &Strategy) -> Bound {
 
 /// What `budget` allows: retries in all under total failure, how soon it
 /// runs dry, and its long-run share.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per budget kind, each with its bounds and formulas"
+)]
 pub fn budget(b: &BudgetConfig, rate: Rate) -> Vec<Bound> {
     let mut out = Vec::new();
     // `events` (failed attempts, or retries) come at least once per request

@@ -104,100 +104,107 @@ fn secs(x: f64) -> String {
     if x == 0.0 { "0 s".into() } else { seconds(x) }
 }
 
+const GIVE_UP: &str = "time until a request gives up, total failure";
+
+/// ", at most the deadline 5 s", or nothing.
+fn deadline_words(deadline: Option<f64>) -> String {
+    deadline.map_or(String::new(), |d| {
+        format!("; at most the deadline, {}", seconds(d))
+    })
+}
+
 /// How long a request can take to give up under total failure: from its
 /// first attempt to the failure of its last, fastest when attempts fail at
 /// once and the delays are their shortest, slowest when every attempt waits
 /// out its timeout and every delay is its longest; never past the deadline.
 pub fn give_up(s: &Strategy) -> Bound {
-    const WHAT: &str = "time until a request gives up, total failure";
     let p = &s.policy;
     let deadline = p.deadline.map(|d| d.as_secs_f64());
-    let capped = |x: f64| deadline.map_or(x, |d| x.min(d));
     let timeout = p.timeout.map(|t| t.as_secs_f64());
-    if let Some(h) = &s.hedging {
-        let copies = f64::from(h.max_attempts);
-        let delay = h.delay.as_secs_f64();
-        return match timeout {
-            Some(t) => {
-                let slow = capped((copies - 1.0) * delay + t);
-                Bound {
-                    what: WHAT.into(),
-                    value: slow,
-                    shown: format!("at once to {}", seconds(slow)),
-                    formula: format!(
-                        "failing at once, each copy sends the next at once; timing out, the last copy goes at (max_attempts - 1) x hedging delay and waits its timeout: {} x {} + {}{}",
-                        short(copies - 1.0),
-                        seconds(delay),
-                        seconds(t),
-                        deadline.map_or(String::new(), |d| format!(
-                            ", at most the deadline {}",
-                            seconds(d)
-                        ))
-                    ),
-                }
-            }
-            None => never(WHAT, deadline),
-        };
+    match (&s.hedging, timeout) {
+        (Some(_), None) => never(GIVE_UP, deadline),
+        (Some(h), Some(t)) => hedged_give_up(h, t, deadline),
+        (None, _) if p.max_retries == u32::MAX => unlimited_give_up(deadline),
+        (None, _) => policy_give_up(s, timeout, deadline),
     }
-    if p.max_retries == u32::MAX {
-        return match deadline {
-            Some(d) => Bound {
-                what: WHAT.into(),
-                value: d,
-                shown: format!("at most {}", seconds(d)),
-                formula: "unlimited retries: only the deadline ends a request".into(),
-            },
-            None => Bound {
-                what: WHAT.into(),
-                value: f64::INFINITY,
-                shown: "never".into(),
-                formula: "unlimited retries and no deadline: a request that keeps failing keeps retrying (a budget, breaker or throttle may end it)".into(),
-            },
-        };
+}
+
+/// Hedged copies: the last goes at `(max_attempts - 1) x delay` and waits
+/// its timeout.
+fn hedged_give_up(h: &crate::retry::HedgingConfig, t: f64, deadline: Option<f64>) -> Bound {
+    let copies = f64::from(h.max_attempts);
+    let delay = h.delay.as_secs_f64();
+    let slow = deadline.map_or((copies - 1.0) * delay + t, |d| {
+        ((copies - 1.0) * delay + t).min(d)
+    });
+    Bound {
+        what: GIVE_UP.into(),
+        value: slow,
+        shown: format!("at once to {}", seconds(slow)),
+        formula: format!(
+            "failing at once, each copy sends the next at once; timing out, the last copy goes at (max_attempts - 1) x hedging delay and waits its timeout: {} x {} + {}{}",
+            short(copies - 1.0),
+            seconds(delay),
+            seconds(t),
+            deadline_words(deadline)
+        ),
     }
-    let r = p.max_retries;
+}
+
+/// Unlimited retries: only a deadline ends a request.
+fn unlimited_give_up(deadline: Option<f64>) -> Bound {
+    match deadline {
+        Some(d) => Bound {
+            what: GIVE_UP.into(),
+            value: d,
+            shown: format!("at most {}", seconds(d)),
+            formula: "unlimited retries: only the deadline ends a request".into(),
+        },
+        None => Bound {
+            what: GIVE_UP.into(),
+            value: f64::INFINITY,
+            shown: "never".into(),
+            formula: "unlimited retries and no deadline: a request that keeps failing keeps retrying (a budget, breaker or throttle may end it)".into(),
+        },
+    }
+}
+
+/// A policy of `max_retries` retries: its delays' shortest and longest
+/// sums, with its attempts' timeouts.
+fn policy_give_up(s: &Strategy, timeout: Option<f64>, deadline: Option<f64>) -> Bound {
+    let capped = |x: f64| deadline.map_or(x, |d| x.min(d));
+    let r = s.policy.max_retries;
     let sched = schedule(s, r);
     let (lo_sum, hi_sum) = (sched.lo.iter().sum::<f64>(), sched.hi.iter().sum::<f64>());
     let fast = capped(lo_sum);
+    let fast_terms = match (r, lo_sum == 0.0) {
+        (0, _) => "no retries".to_owned(),
+        (_, true) => "no delays".to_owned(),
+        _ => format!("{}, its shortest delays", terms(&sched.lo)),
+    };
     let Some(t) = timeout else {
-        let mut b = never(WHAT, deadline);
+        let mut b = never(GIVE_UP, deadline);
         b.formula = format!(
-            "from {} when attempts fail at once ({}); {}",
+            "from {} when attempts fail at once ({fast_terms}); {}",
             secs(fast),
-            if r == 0 {
-                "no retries".into()
-            } else {
-                terms(&sched.lo)
-            },
             b.formula
         );
         return b;
     };
-    let attempts = f64::from(r) + 1.0;
-    let slow = capped(attempts * t + hi_sum);
-    let fast_terms = if r == 0 {
-        "no retries".to_owned()
-    } else if lo_sum == 0.0 {
-        "no delays".to_owned()
-    } else {
-        format!("{}, its shortest delays", terms(&sched.lo))
-    };
+    let slow = capped((f64::from(r) + 1.0) * t + hi_sum);
     let slow_terms = if r == 0 || hi_sum == 0.0 {
         String::new()
     } else {
         format!(" + {}, its longest delays", terms(&sched.hi))
     };
     Bound {
-        what: WHAT.into(),
+        what: GIVE_UP.into(),
         value: slow,
         shown: format!("{} to {}", secs(fast), seconds(slow)),
         formula: format!(
             "failing at once: {fast_terms}; each attempt waiting its timeout: (1 + {r}) x {}{slow_terms}{}",
             seconds(t),
-            deadline.map_or(String::new(), |d| format!(
-                "; at most the deadline, {}",
-                seconds(d)
-            ))
+            deadline_words(deadline)
         ),
     }
 }
@@ -224,26 +231,42 @@ fn never(what: &str, deadline: Option<f64>) -> Bound {
 /// The peak of the retry wave after `o`, as arrivals a second (infinite: all
 /// at one instant), with the instant when there is one.
 pub fn wave(s: &Strategy, o: &Outage) -> Bound {
-    let what = format!(
-        "retry wave after a {} outage that fails {} at once",
-        seconds(o.length_s),
-        short(o.clients)
-    );
-    let bound = |value: f64, shown: String, formula: String| Bound {
-        what: what.clone(),
+    let (value, shown, formula) = wave_parts(s, o);
+    Bound {
+        what: format!(
+            "retry wave after a {} outage that fails {} at once",
+            seconds(o.length_s),
+            short(o.clients)
+        ),
         value,
         shown,
         formula,
-    };
+    }
+}
+
+/// The earliest and latest sending times of the first attempt (0, at 0)
+/// and of each retry after it, when each attempt takes `a` to fail.
+fn send_times(sched: &Schedule, a: f64) -> (Vec<f64>, Vec<f64>) {
+    let (mut lo, mut hi) = (vec![0.0f64], vec![0.0f64]);
+    for k in 0..sched.lo.len() {
+        let between = if k == 0 { 0.0 } else { a };
+        lo.push(lo[k] + between + sched.lo[k]);
+        hi.push(hi[k] + between + sched.hi[k]);
+    }
+    (lo, hi)
+}
+
+/// [`wave`]'s value, in words, and its formula.
+fn wave_parts(s: &Strategy, o: &Outage) -> (f64, String, String) {
     if s.hedging.is_some() {
-        return bound(
+        return (
             f64::NAN,
             "not bounded here".into(),
             "hedged copies go out on a fixed delay or at once after a failure: no jitter spreads them".into(),
         );
     }
     let Some(a) = o.attempt_s else {
-        return bound(
+        return (
             0.0,
             "none".into(),
             "no attempt timeout: an attempt sent into the blackhole is never answered, so none is retried".into(),
@@ -252,78 +275,85 @@ pub fn wave(s: &Strategy, o: &Outage) -> Bound {
     let (n, d) = (o.clients, o.length_s);
     let r = s.policy.max_retries.min(MAX_RETRIES_FOLLOWED);
     let sched = schedule(s, r);
-    // The earliest and latest sending time of each retry, k = 1..=r (index
-    // k - 1), and of the first attempt (0, at 0).
-    let (mut lo, mut hi) = (vec![0.0f64], vec![0.0f64]);
-    for k in 0..sched.lo.len() {
-        let between = if k == 0 { 0.0 } else { a };
-        lo.push(lo[k] + between + sched.lo[k]);
-        hi.push(hi[k] + between + sched.hi[k]);
-    }
+    let (lo, hi) = send_times(&sched, a);
     // Retries k not yet past their deadline at their earliest (the first
-    // attempt went out a before the failure).
+    // attempt went out a before the failure), that can be the first after
+    // the outage.
     let deadline = s.policy.deadline.map(|x| x.as_secs_f64() - a);
-    let sendable = |k: usize| deadline.is_none_or(|x| lo[k] < x);
     let candidates: Vec<usize> = (1..lo.len())
-        .filter(|&k| hi[k] >= d && lo[k - 1] < d && sendable(k))
+        .filter(|&k| hi[k] >= d && lo[k - 1] < d && deadline.is_none_or(|x| lo[k] < x))
         .collect();
-    let budget_note = if s.budget.is_some() || s.breaker.is_some() || s.throttle.is_some() {
+    let note = if s.budget.is_some() || s.breaker.is_some() || s.throttle.is_some() {
         " (its budget, breaker or throttle can only lower it)"
     } else {
         ""
     };
-    if candidates.is_empty() {
+    let Some(&k0) = candidates.first() else {
         let last = hi.last().copied().unwrap_or(0.0);
-        let why = if r == 0 {
-            "no retries".to_owned()
-        } else if last < d {
-            format!(
+        let why = match (r, last < d) {
+            (0, _) => "no retries".to_owned(),
+            (_, true) => format!(
                 "its last retry goes out by {} after the failure, before the outage ends",
                 seconds(last)
-            )
-        } else {
-            "its deadline passes before the outage ends".to_owned()
+            ),
+            (_, false) => "its deadline passes before the outage ends".to_owned(),
         };
-        return bound(
+        return (
             0.0,
             format!("none: all {} give up", short(n)),
             format!("{why}: every request the outage fails is lost"),
         );
-    }
+    };
     if s.policy.max_retries > MAX_RETRIES_FOLLOWED
         && sched.lo.iter().all(|x| *x == 0.0)
         && candidates.last() == Some(&(lo.len() - 1))
     {
-        return bound(
+        return (
             f64::INFINITY,
             "no bound".into(),
             "unlimited retries whose delays can be 0: any number can come after the outage".into(),
         );
     }
-    let k0 = candidates[0];
     if candidates.len() == 1 && lo[k0] == hi[k0] {
-        return bound(
-            f64::INFINITY,
-            format!(
-                "all {} at one instant, {} after they fail{budget_note}",
-                short(n),
-                secs(lo[k0])
-            ),
-            format!(
-                "no jitter: every client waits the same; retry {k0} is the first sent at or after {}: {} = {}",
-                seconds(d),
-                match (k0 > 1 && a > 0.0, lo[k0] - a * (k0 as f64 - 1.0) > 0.0) {
-                    (true, true) =>
-                        format!("({k0} - 1) x {} + {}", seconds(a), terms(&sched.lo[..k0])),
-                    (true, false) => format!("({k0} - 1) x {}", seconds(a)),
-                    (false, _) => terms(&sched.lo[..k0]),
-                },
-                secs(lo[k0])
-            ),
-        );
+        return lockstep(&sched, k0, lo[k0], a, o, note);
     }
+    spread(&sched, &candidates, n, note)
+}
+
+/// Every client sends retry `k` at `at`, the first instant after the outage.
+fn lockstep(
+    sched: &Schedule,
+    k: usize,
+    at: f64,
+    a: f64,
+    o: &Outage,
+    note: &str,
+) -> (f64, String, String) {
+    let sum = match (k > 1 && a > 0.0, at - a * (k as f64 - 1.0) > 0.0) {
+        (true, true) => format!("({k} - 1) x {} + {}", seconds(a), terms(&sched.lo[..k])),
+        (true, false) => format!("({k} - 1) x {}", seconds(a)),
+        (false, _) => terms(&sched.lo[..k]),
+    };
+    (
+        f64::INFINITY,
+        format!(
+            "all {} at one instant, {} after they fail{note}",
+            short(o.clients),
+            secs(at)
+        ),
+        format!(
+            "no jitter: every client waits the same; retry {k} is the first sent at or after {}: {sum} = {}",
+            seconds(o.length_s),
+            secs(at)
+        ),
+    )
+}
+
+/// The retries in `candidates` spread by their jitter: at most `n / w_k` a
+/// second each.
+fn spread(sched: &Schedule, candidates: &[usize], n: f64, note: &str) -> (f64, String, String) {
     if let Some(&k) = candidates.iter().find(|&&k| sched.width[k - 1] == 0.0) {
-        return bound(
+        return (
             f64::INFINITY,
             format!("no bound: retry {k} can come in lockstep"),
             "its delays are fixed, or drawn from windows that depend on the delays before (decorrelated jitter): `sim delays` shows their spread".into(),
@@ -335,10 +365,10 @@ pub fn wave(s: &Strategy, o: &Outage) -> Bound {
         .iter()
         .map(|&k| format!("{} / {}", short(n), seconds(sched.width[k - 1])))
         .collect();
-    bound(
+    (
         per_s,
         format!(
-            "at most {} a second, at most {} in all{budget_note}",
+            "at most {} a second, at most {} in all{note}",
             short(per_s),
             short(n)
         ),

@@ -210,6 +210,10 @@ fn base_facts(r: &Report) -> serde_json::Value {
 }
 
 /// The page of one run's folder.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the run page as markup, section by section"
+)]
 pub fn run_page(p: &RunPage) -> String {
     let r = p.report;
     let facts = run_facts(r);
@@ -314,6 +318,10 @@ pub struct SweepPage<'a> {
 }
 
 /// The page of a sweep's folder (a run's or a merge's).
+#[expect(
+    clippy::too_many_lines,
+    reason = "the sweep page as markup, section by section"
+)]
 pub fn sweep_page(p: &SweepPage) -> String {
     let r = p.report;
     let sw = &r.sweep;

@@ -159,6 +159,10 @@ struct Cluster {
     server: Vec<Entry>,
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads a cluster's documented fields in order, each with its note"
+)]
 fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> {
     let mut budget = entry(
         "budget",
@@ -347,6 +351,10 @@ pub(super) fn default_back_off(entries: &mut Vec<Entry>, why: &str) {
 }
 
 /// Every retry policy of the documents as a strategy.
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads each Envoy document kind in turn, each with its notes"
+)]
 pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, ImportError> {
     // The clusters first: routes name the cluster they go to.
     let mut found: Vec<(Node, String)> = Vec::new();

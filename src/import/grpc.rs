@@ -117,6 +117,10 @@ fn name(mc: &Node, i: usize) -> String {
 }
 
 /// Every `methodConfig` of the service config as a strategy.
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads a service config's documented fields in order"
+)]
 pub(super) fn read(ctx: &mut Ctx, root: &Node) -> Result<Vec<Strategy>, ImportError> {
     let budget = match root.get("retryThrottling") {
         None => entry(
@@ -278,6 +282,10 @@ fn max_attempts(
     Ok((n.min(5), from))
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads a retry policy's documented fields in order"
+)]
 fn retry_policy(
     ctx: &mut Ctx,
     rp: &Node,

@@ -13,6 +13,10 @@ struct Rule {
     server: Vec<Entry>,
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads a route rule's documented fields in order"
+)]
 fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
     let at = |f: &str| format!("[document {d}].spec.{f}");
     let spec = doc.get("spec").ok_or_else(|| {
@@ -136,6 +140,10 @@ fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
 
 /// Every HTTP route of every VirtualService as a strategy, with the
 /// DestinationRule of its destination.
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads each Istio document kind in turn, each with its notes"
+)]
 pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, ImportError> {
     let mut rules = Vec::new();
     for (d, doc) in docs.iter().enumerate() {

@@ -199,6 +199,10 @@ fn tier_name(file: &str) -> String {
 /// is the users' (towards the `[server]`), and file `k + 1`'s is tier `k`'s
 /// calls to a new service named after the file, which copies the
 /// `[server]`'s capacity. One strategy, `imported-chain`, holds them all.
+#[expect(
+    clippy::too_many_lines,
+    reason = "writes a chain scenario, a table per tier"
+)]
 pub fn chain_into_scenario(
     scenario: &str,
     file: &str,

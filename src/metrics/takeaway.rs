@@ -65,6 +65,10 @@ fn pick(
     best
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one sentence after another, each with its own condition"
+)]
 fn triggered(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
     let windows: Vec<String> = r

@@ -22,6 +22,10 @@ fn overlap(a: Boxed, b: Boxed) -> bool {
 }
 
 /// Draws `a`'s finalists; `title` names the scenario.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a chart's layout drawn step by step: axes, points, labels"
+)]
 pub fn render(title: &str, a: &Advice, objective: &Objective) -> Result<Vec<u8>, PlotError> {
     let point = |i: usize| {
         let s = &a.finalists[i].1;

@@ -31,6 +31,10 @@ fn scales(peaks: &[f64], capacity: f64) -> (f64, Vec<bool>) {
 }
 
 /// Draws the chart.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a chart's layout drawn step by step: panels, series, legend"
+)]
 pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
     let width = report.metrics.bucket.as_secs_f64();
     let peaks: Vec<f64> = report

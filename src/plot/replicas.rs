@@ -63,6 +63,10 @@ pub fn groups(replicas: usize, per: usize) -> (usize, usize) {
 }
 
 /// Draws the chart.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a chart's layout drawn step by step: grid, panels, legend"
+)]
 pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
     let runs: Vec<_> = report
         .runs

@@ -181,6 +181,10 @@ fn legend_column(
 /// `<figure>.png` of a one-parameter sweep: the figure against the parameter,
 /// one line per strategy (colour, pattern and marker differ), on a log axis if
 /// `log`; a median figure's "never" points sit in a strip at the top.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a chart's layout drawn step by step: axes, series, intervals, legend"
+)]
 pub fn render_figure(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8>, PlotError> {
     let f: &Figure = &FIGURES[figure];
     let names = strategies(r);
@@ -369,6 +373,10 @@ fn compact(v: f64) -> String {
 /// `<figure>.png` of a two-parameter sweep: one heatmap per strategy, the first
 /// parameter across and the second up, one colour scale for all, on log10 of
 /// the figure if `log`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a chart's layout drawn step by step: cells, scale, labels"
+)]
 pub fn render_heatmap(r: &SweepReport, figure: usize, log: bool) -> Result<Vec<u8>, PlotError> {
     let f: &Figure = &FIGURES[figure];
     let names = strategies(r);
@@ -550,6 +558,10 @@ fn colour_bar(
 /// `timeline.png`: attempts per bucket at the timeline's point (the last
 /// unless `timeline_at` names another), one panel per strategy the sweep
 /// names in `timeline`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a chart's layout drawn step by step: rows, bars, labels"
+)]
 pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
     let chosen: Vec<(usize, &(String, Vec<crate::sweep::Bin>))> = r
         .timelines

@@ -215,6 +215,10 @@ pub fn render(report: &Report, chart: &Chart, rows: &[Row]) -> Result<Vec<u8>, P
 }
 
 /// One panel of a row over the time range `(from, to)`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a panel's layout drawn step by step: axes, bands, series"
+)]
 fn panel(
     area: &DrawingArea<BitMapBackend, Shift>,
     report: &Report,

@@ -23,6 +23,10 @@ fn mode(m: Option<CallModeFile>) -> Option<CallMode> {
 impl Checker<'_> {
     /// The chain the file declares, if it declares one (a `[[service]]`, or
     /// `calls` on the server).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "checks each key of the chain in the file order, each with its message"
+    )]
     pub(super) fn chain(
         &self,
         f: &ScenarioFile,

@@ -143,6 +143,10 @@ impl Checker<'_> {
         )
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "checks each key of a strategy's layers in order, each with its message"
+    )]
     fn strategy(&self, name: String, l: &Layers) -> Checked<Strategy> {
         let d = Backoff::default();
         let p = RetryPolicy::default();

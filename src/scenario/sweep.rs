@@ -156,6 +156,10 @@ impl Number {
 
 impl Checker<'_> {
     /// Validates `[sweep]` and builds the scenario at every point.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "checks each key of [sweep] in order, each with its message"
+    )]
     pub(super) fn sweep(
         &self,
         s: &SweepFile,

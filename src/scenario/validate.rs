@@ -349,6 +349,10 @@ impl<'a> Checker<'a> {
         Ok(out)
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "checks each key of [clients] in order, each with its message"
+    )]
     fn load(&self, c: &ClientsFile, key: &KeyPath) -> Checked<Load> {
         let key = key.clone();
         let misplaced = |field: &str, model: &str| {
@@ -463,6 +467,10 @@ impl<'a> Checker<'a> {
         }
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "checks each key of [server] in order, each with its message"
+    )]
     pub(super) fn server(&self, s: &ServerFile, key: &KeyPath) -> Checked<ServerModel> {
         let key = key.clone();
         if s.kind == Some(ServerKindFile::Occ) {
@@ -916,6 +924,10 @@ impl<'a> Checker<'a> {
             .collect()
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "checks each key of an [[outage]] in order, each with its message"
+    )]
     fn outages(
         &self,
         list: &[OutageFile],

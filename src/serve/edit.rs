@@ -260,6 +260,10 @@ fn duration_text(d: crate::engine::SimDuration) -> String {
 
 /// The controls for scenario `s` (parsed from `text`): what matters most to a
 /// retry storm, with the values in force.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the playground's form: one call per field"
+)]
 pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
     let Ok(doc) = text.parse::<DocumentMut>() else {
         return Vec::new();

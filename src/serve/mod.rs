@@ -414,6 +414,10 @@ async fn advise(State(state): State<Arc<AppState>>, Json(req): Json<AdviseReques
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "an advise request from its checks to its answer"
+)]
 fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
     use crate::advise::{Metric, Objective};
     let started = Instant::now();

@@ -198,6 +198,10 @@ pub struct Shard {
 }
 
 /// Reads the shard folder `dir`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "reads and checks a shard's files one by one"
+)]
 pub fn read(dir: &Path) -> Result<Shard, ShardError> {
     let fail = |message: String| ShardError {
         dir: dir.to_path_buf(),
@@ -354,6 +358,10 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
 
 /// Every cell's result in cell order, from a complete set of shards of one run
 /// of a sweep of `total` cells (what the scenario in the shards says).
+#[expect(
+    clippy::too_many_lines,
+    reason = "merges shards: checks, then the cells in order"
+)]
 pub fn combine(
     shards: Vec<Shard>,
     total: usize,

@@ -654,6 +654,10 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     /// Runs the events due before `end` (the one popped at or after it is
     /// dropped: the run's end, or the fork's marker), carrying the loop's
     /// own state in `state`; why it stopped early, if it did.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the run loop: its checks and its dispatch stay together for speed"
+    )]
     fn run_until(
         &mut self,
         bucket: SimDuration,
