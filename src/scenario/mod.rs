@@ -1,7 +1,6 @@
 //! Scenario files: TOML in, a validated [`Scenario`] out. Every input error is
 //! raised here, as a [`ScenarioError`] naming the file, the key and the line.
 
-mod chain;
 pub mod duration;
 pub mod error;
 pub mod locate;

@@ -265,7 +265,10 @@ fn deadline_propagation_cuts_the_work_done_for_callers_that_left() {
 
 /// Bad chains are errors at their keys, exit 2, and write nothing.
 #[test]
-#[expect(clippy::too_many_lines, reason = "a list of bad chains, one case each with its message")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a list of bad chains, one case each with its message"
+)]
 fn bad_chains_name_their_keys() {
     let dir = tempfile::TempDir::new().unwrap();
     let ok = chain_world("", "[[strategy]]\nname = \"a\"");

@@ -57,7 +57,10 @@ fn csv(path: &Path) -> Vec<Vec<String>> {
 }
 
 #[test]
-#[expect(clippy::too_many_lines, reason = "one fleet world checked column by column against its replicas")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one fleet world checked column by column against its replicas"
+)]
 fn replicas_add_up_to_the_fleet_on_any_thread_count() {
     let dir = tempfile::TempDir::new().unwrap();
     let file = dir.path().join("fleet.toml");

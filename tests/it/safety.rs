@@ -175,7 +175,10 @@ fn a_merge_never_deletes_its_shards() {
 }
 
 #[test]
-#[expect(clippy::too_many_lines, reason = "one damage after another to a copy of the same shards")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one damage after another to a copy of the same shards"
+)]
 fn damaged_shards_are_refused_and_the_merge_keeps_the_fingerprint() {
     let dir = TempDir::new().unwrap();
     let parts = shards(dir.path(), Some("parts"), 2);

@@ -66,7 +66,10 @@ fn run_body(edits: &[(&str, &str)]) -> String {
 }
 
 #[test]
-#[expect(clippy::too_many_lines, reason = "one session of the playground, request after request")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one session of the playground, request after request"
+)]
 fn the_playground_serves_runs_and_explains() {
     let server = start();
     assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);

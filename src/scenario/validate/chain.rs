@@ -3,15 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use super::error::ScenarioError;
-use super::locate::KeyPath;
-use super::schema::{CallFile, CallModeFile, RetryFile, ScenarioFile, ServerFile};
-use super::validate::Checker;
+use super::{Checked, Checker};
 use crate::engine::SimDuration;
 use crate::model::chain::{CallMode, Calls, ChainConfig, Service};
 use crate::model::{ServerConfig, ServerModel};
-
-type Checked<T> = Result<T, ScenarioError>;
+use crate::scenario::locate::KeyPath;
+use crate::scenario::schema::{CallFile, CallModeFile, RetryFile, ScenarioFile, ServerFile};
 
 fn mode(m: Option<CallModeFile>) -> Option<CallMode> {
     m.map(|m| match m {
@@ -27,7 +24,7 @@ impl Checker<'_> {
         clippy::too_many_lines,
         reason = "checks each key of the chain in the file order, each with its message"
     )]
-    pub(super) fn chain(
+    pub(in crate::scenario) fn chain(
         &self,
         f: &ScenarioFile,
         tier0: &ServerModel,
@@ -164,9 +161,9 @@ impl Checker<'_> {
     }
 
     /// The tier each outage hits (`service`), checked against the chain.
-    pub(super) fn outage_tiers(
+    pub(in crate::scenario) fn outage_tiers(
         &self,
-        files: &[super::schema::OutageFile],
+        files: &[crate::scenario::schema::OutageFile],
         mut outages: Vec<crate::model::Outage>,
         chain: Option<&ChainConfig>,
     ) -> Checked<Vec<crate::model::Outage>> {
@@ -323,7 +320,7 @@ impl Checker<'_> {
 
     /// Each strategy's policy for the calls to each service (tier 1 first):
     /// `[strategy.tiers.NAME]` over the strategy's own keys.
-    pub(super) fn tier_tables<'f>(
+    pub(in crate::scenario) fn tier_tables<'f>(
         &self,
         chain: Option<&ChainConfig>,
         defaults: &'f RetryFile,

@@ -1,0 +1,360 @@
+//! From the file as written to a [`Scenario`]: defaults, merging of `[retry]` into
+//! each `[[strategy]]`, and every check that serde's types cannot express.
+
+use std::path::Path;
+
+use super::duration::DurationValue;
+use super::error::ScenarioError;
+use super::locate::KeyPath;
+use super::schema::*;
+use super::{Scenario, WorldOverride};
+use crate::engine::{SimDuration, SimTime};
+use crate::metrics::MetricsConfig;
+use crate::model::balancer::Balancer;
+use crate::model::fleet::{
+    AutoscaleConfig, FailurePercentage, FleetOptions, HealthCheckConfig, OutlierConfig,
+};
+use crate::model::{
+    Discipline, Dist, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
+    Targets, WorldConfig,
+};
+
+/// Builds errors that point into one file.
+pub struct Checker<'a> {
+    pub(super) file: &'a Path,
+    pub(super) src: &'a str,
+}
+
+type Checked<T> = Result<T, ScenarioError>;
+
+mod chain;
+mod fleet;
+mod load;
+mod outages;
+mod server;
+
+/// Largest number of closed-loop clients (each costs ~50 bytes of state).
+pub const MAX_CLIENTS: u32 = 50_000_000;
+/// Largest number of workers (each costs ~40 bytes of state).
+pub const MAX_WORKERS: u32 = 10_000_000;
+
+/// The most replicas a server may have (an event names its replica in 16 bits;
+/// `workers` times `replicas` is bounded by [`MAX_WORKERS`] too).
+pub const MAX_REPLICAS: u32 = 10_000;
+/// Largest number of time buckets in a run (each costs ~70 bytes per strategy).
+pub const MAX_BUCKETS: u64 = 10_000_000;
+/// Largest open-loop arrival rate, requests per second of simulated time.
+pub const MAX_RATE: f64 = 1e8;
+
+/// The fleet an outage's `zone` is looked up in: what to call it in an
+/// error, the table its zones are listed in, and its zones.
+pub(super) struct ZonesOf {
+    whose: String,
+    table: &'static str,
+    zones: Vec<String>,
+}
+
+impl<'a> Checker<'a> {
+    /// A checker for `src`, read from `file`.
+    pub fn new(file: &'a Path, src: &'a str) -> Self {
+        Checker { file, src }
+    }
+
+    pub(super) fn err<T>(&self, key: &KeyPath, message: impl Into<String>) -> Checked<T> {
+        Err(ScenarioError::at_key(self.file, self.src, key, message))
+    }
+
+    pub(super) fn ensure(
+        &self,
+        ok: bool,
+        key: &KeyPath,
+        message: impl FnOnce() -> String,
+    ) -> Checked<()> {
+        if ok { Ok(()) } else { self.err(key, message()) }
+    }
+
+    fn fraction(&self, v: f64, key: &KeyPath, what: &str, open_at_zero: bool) -> Checked<f64> {
+        let ok = v.is_finite() && v <= 1.0 && if open_at_zero { v > 0.0 } else { v >= 0.0 };
+        let range = if open_at_zero { "(0, 1]" } else { "[0, 1]" };
+        self.ensure(ok, key, || format!("{what} must be in {range}, got {v}"))?;
+        Ok(v)
+    }
+
+    /// Validates the whole file.
+    pub fn scenario(&self, f: ScenarioFile) -> Checked<Scenario> {
+        let name = self.name(f.name.clone())?;
+        let duration = f.duration.0;
+        self.ensure(duration.0 > 0, &KeyPath::key("duration"), || {
+            "duration must be positive".into()
+        })?;
+        let metrics = self.metrics(&f.metrics, duration)?;
+        let outages = self.outages(&f.outages, &Self::outage_zones(&f), duration)?;
+        if let Some(first) = outages.first() {
+            let key = KeyPath::key("metrics").join("baseline");
+            let fits = metrics.baseline <= SimDuration(first.start.0);
+            self.ensure(fits, &key, || {
+                format!(
+                    "the baseline window ({}) must fit before the first outage, which starts at {}; \
+                     shorten the baseline or start the outage later",
+                    metrics.baseline,
+                    SimDuration(first.start.0)
+                )
+            })?;
+        }
+        let world = WorldConfig {
+            duration,
+            load: self.load(&f.clients, &KeyPath::key("clients"))?,
+            bad_fraction: self.bad_fraction(&f.clients, &KeyPath::key("clients"))?,
+            network: self.dist(&f.network.latency, &KeyPath::key("network").join("latency"))?,
+            server: self.server(&f.server, &KeyPath::key("server"))?,
+            outages,
+            chain: None,
+        };
+        let chain = self.chain(&f, &world.server, world.network.mean_nanos(), duration)?;
+        let world = WorldConfig {
+            outages: self.outage_tiers(&f.outages, world.outages, chain.as_ref())?,
+            ..world
+        };
+        if matches!(world.server, ServerModel::Occ) {
+            if !world.outages.is_empty() {
+                return self.err(
+                    &KeyPath::key("outage"),
+                    "the OCC record has no outages: remove the [[outage]] tables",
+                );
+            }
+            if world.bad_fraction > 0.0 {
+                return self.err(
+                    &KeyPath::key("clients").join("bad_fraction"),
+                    "the OCC record has no bad requests: set bad_fraction = 0",
+                );
+            }
+        }
+        let strategies = self.strategies(&f.retry, &f.strategies, chain.as_ref())?;
+        if matches!(world.server, ServerModel::Occ) {
+            if let Some(i) = strategies.iter().position(|s| s.hedging.is_some()) {
+                return self.err(
+                    &KeyPath::key("strategy").at(i).join("hedging"),
+                    "the OCC record's attempts are a read then a write that must not be \
+                     duplicated: hedging needs a capacity server",
+                );
+            }
+        }
+        let world = WorldConfig {
+            chain: chain.map(Box::new),
+            ..world
+        };
+        let overrides = self.strategy_overrides(&f, &world)?;
+        self.outage_replicas(&world, &overrides)?;
+        let mut scenario = Scenario {
+            name,
+            description: f.description.clone().unwrap_or_default(),
+            seed: f.seed.unwrap_or(1),
+            world,
+            metrics,
+            strategies,
+            sweep: None,
+            overrides,
+        };
+        if let Some(s) = &f.sweep {
+            scenario.sweep = Some(self.sweep(s, &scenario)?);
+        }
+        Ok(scenario)
+    }
+
+    /// Retry-After values travel as whole seconds (RFC 9110 delay-seconds).
+    fn whole_seconds(&self, d: SimDuration, key: &KeyPath) -> Checked<()> {
+        self.ensure(d.0 % 1_000_000_000 == 0, key, || {
+            format!("Retry-After carries whole seconds (RFC 9110 delay-seconds): got {d}")
+        })
+    }
+
+    fn name(&self, name: Option<String>) -> Checked<String> {
+        let name = match name {
+            Some(n) => n,
+            None => self
+                .file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let ok = !name.is_empty()
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        self.ensure(ok, &KeyPath::key("name"), || {
+            format!("name \"{name}\" names the results folder: use letters, digits, '-', '_' and '.' only")
+        })?;
+        Ok(name)
+    }
+
+    fn dist(&self, d: &DistFile, key: &KeyPath) -> Checked<Dist> {
+        let positive = |v: &DurationValue, field: &str| {
+            self.ensure(v.0.0 > 0, &key.join(field), || {
+                format!("{field} must be positive, got {}", v.0)
+            })
+        };
+        match d {
+            DistFile::Constant { value } => Ok(Dist::constant(value.0)),
+            DistFile::Exponential { mean } => {
+                positive(mean, "mean")?;
+                Ok(Dist::exponential(mean.0).expect("a positive mean is valid"))
+            }
+            DistFile::Lognormal { mean, sigma } => {
+                positive(mean, "mean")?;
+                let ok = (0.0..=10.0).contains(sigma);
+                self.ensure(ok, &key.join("sigma"), || {
+                    format!("sigma must be in [0, 10], got {sigma}")
+                })?;
+                Ok(Dist::lognormal(mean.0, *sigma).expect("checked parameters"))
+            }
+            DistFile::Normal { mean, sd } => {
+                Ok(Dist::abs_normal(mean.0, sd.0).expect("durations are finite"))
+            }
+            DistFile::Uniform { low, high } => {
+                let ok = low.0 <= high.0;
+                self.ensure(ok, &key.join("high"), || {
+                    format!("high ({}) must be at least low ({})", high.0, low.0)
+                })?;
+                Ok(Dist::uniform(low.0, high.0).expect("checked bounds"))
+            }
+        }
+    }
+
+    fn strategy_overrides(
+        &self,
+        f: &ScenarioFile,
+        world: &WorldConfig,
+    ) -> Checked<Vec<WorldOverride>> {
+        for (field, set) in [
+            ("clients", f.retry.clients.is_some()),
+            ("server", f.retry.server.is_some()),
+        ] {
+            if set {
+                return self.err(
+                    &KeyPath::key("retry").join(field),
+                    format!(
+                        "a `{field}` table belongs to a [[strategy]] (its own), not to [retry]"
+                    ),
+                );
+            }
+        }
+        let occ = matches!(world.server, ServerModel::Occ);
+        let mut out = Vec::with_capacity(f.strategies.len());
+        for (i, st) in f.strategies.iter().enumerate() {
+            let key = KeyPath::key("strategy").at(i);
+            if occ && (st.clients.is_some() || st.server.is_some()) {
+                return self.err(&key, "the OCC experiment's clients and server are set in [clients] and [server] only");
+            }
+            let load = match &st.clients {
+                Some(c) => Some((
+                    self.load(c, &key.join("clients"))?,
+                    self.bad_fraction(c, &key.join("clients"))?,
+                )),
+                None => None,
+            };
+            let server = match &st.server {
+                Some(s) => {
+                    for (field, set) in [
+                        ("name", s.name.is_some()),
+                        ("calls", s.calls.is_some()),
+                        ("calls_mode", s.calls_mode.is_some()),
+                    ] {
+                        if set {
+                            return self.err(
+                                &key.join("server").join(field),
+                                format!("`{field}` belongs to [server]: a strategy's own server keeps the scenario's calls"),
+                            );
+                        }
+                    }
+                    let model = self.server(s, &key.join("server"))?;
+                    if matches!(model, ServerModel::Occ) {
+                        return self.err(
+                            &key.join("server").join("kind"),
+                            "a strategy's own server must be a capacity server",
+                        );
+                    }
+                    Some(model)
+                }
+                None => None,
+            };
+            out.push(WorldOverride { load, server });
+        }
+        Ok(out)
+    }
+
+    /// A percentage in [0, 100].
+    fn percent(&self, v: f64, key: &KeyPath, what: &str) -> Checked<f64> {
+        self.ensure(v.is_finite() && (0.0..=100.0).contains(&v), key, || {
+            format!("{what} is a percentage from 0 to 100, got {v}")
+        })?;
+        Ok(v)
+    }
+
+    /// A positive duration, or `default` when not given.
+    fn positive(
+        &self,
+        v: Option<DurationValue>,
+        default: SimDuration,
+        key: &KeyPath,
+    ) -> Checked<SimDuration> {
+        let d = v.map_or(default, |v| v.0);
+        self.ensure(d.0 > 0, key, || {
+            "must be a positive duration, e.g. \"10s\"".into()
+        })?;
+        Ok(d)
+    }
+
+    /// A count of at least 1, or `default` when not given.
+    fn at_least_one(&self, v: Option<u32>, default: u32, key: &KeyPath) -> Checked<u32> {
+        let n = v.unwrap_or(default);
+        self.ensure(n >= 1, key, || format!("must be at least 1, got {n}"))?;
+        Ok(n)
+    }
+
+    fn metrics(&self, m: &MetricsFile, duration: SimDuration) -> Checked<MetricsConfig> {
+        let d = MetricsConfig::default();
+        let key = KeyPath::key("metrics");
+        let bucket = m.bucket.map_or(d.bucket, |v| v.0);
+        self.ensure(bucket.0 > 0, &key.join("bucket"), || {
+            "bucket must be positive".into()
+        })?;
+        let fits = duration.0 % bucket.0 == 0;
+        self.ensure(fits, &key.join("bucket"), || {
+            format!("the run's duration ({duration}) must be a whole number of buckets ({bucket})")
+        })?;
+        let count = duration.0 / bucket.0;
+        // Blame the key the file sets: the bucket if it gives one, else the
+        // duration (the bucket is then the default).
+        let blamed = if m.bucket.is_some() {
+            key.join("bucket")
+        } else {
+            KeyPath::key("duration")
+        };
+        self.ensure(count <= MAX_BUCKETS, &blamed, || {
+            format!("{count} buckets of {bucket} in {duration} is more than {MAX_BUCKETS}: a shorter duration or wider buckets ([metrics] bucket)")
+        })?;
+        let window = |v: Option<DurationValue>, default: SimDuration, field: &str| {
+            let w = v.map_or(default, |v| v.0);
+            let ok = w >= bucket && w.0 % bucket.0 == 0;
+            self.ensure(ok, &key.join(field), || {
+                format!("{field} ({w}) must be a positive whole number of buckets ({bucket})")
+            })?;
+            Ok(w)
+        };
+        let baseline = window(m.baseline, d.baseline, "baseline")?;
+        let smoothing = window(m.smoothing, d.smoothing, "smoothing")?;
+        let recovery_fraction = match m.recovery_fraction {
+            Some(v) => {
+                self.fraction(v, &key.join("recovery_fraction"), "recovery_fraction", true)?
+            }
+            None => d.recovery_fraction,
+        };
+        Ok(MetricsConfig {
+            bucket,
+            baseline,
+            smoothing,
+            recovery_fraction,
+        })
+    }
+}
