@@ -72,190 +72,222 @@ pub fn attempts_per_request(s: &Strategy) -> Bound {
 
 /// What `budget` allows: retries in all under total failure, how soon it
 /// runs dry, and its long-run share.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one arm per budget kind, each with its bounds and formulas"
-)]
 pub fn budget(b: &BudgetConfig, rate: Rate) -> Vec<Bound> {
     let mut out = Vec::new();
-    // `events` (failed attempts, or retries) come at least once per request
-    // under total failure: they are spent within `events / rate`.
-    let dry = |events: f64, what: &str, out: &mut Vec<Bound>| {
-        let (value, shown, formula) = match rate {
-            Rate::AtLeast(r) => (
-                events / r,
-                format!("within {}", seconds(events / r)),
-                format!(
-                    "{} {what}, at least one per request: {} / {} requests a second",
-                    short(events),
-                    short(events),
-                    short(r)
-                ),
-            ),
-            Rate::About(r) => (
-                events / r,
-                format!("about {}", seconds(events / r)),
-                format!(
-                    "{} {what}, one per request when failures are fast: {} / (clients / mean think = {} a second)",
-                    short(events),
-                    short(events),
-                    short(r)
-                ),
-            ),
-            Rate::Unknown => (
-                f64::NAN,
-                format!("after {} {what}", short(events)),
-                "(no rate of requests to turn this into a time)".into(),
-            ),
-        };
-        out.push(bound(
-            "time to run dry, total failure",
-            value,
-            shown,
-            formula,
-        ));
-    };
     match *b {
         BudgetConfig::TokenBucket {
             max_tokens,
             token_ratio,
-        } => {
-            let half = max_tokens / 2.0;
-            let retries = (half.ceil() - 1.0).max(0.0);
-            out.push(bound(
-                "retries in all, total failure",
-                retries,
-                format!("{} retries, then none", short(retries)),
-                format!(
-                    "failures k with {m} - k > {m} / 2: ceil({m} / 2) - 1",
-                    m = short(max_tokens)
-                ),
-            ));
-            dry(half.ceil(), "failed attempts", &mut out);
-            out.push(bound(
-                "retries per success, long run",
-                token_ratio,
-                format!("{} per success", short(token_ratio)),
-                format!("token_ratio = {}", short(token_ratio)),
-            ));
-            let p = token_ratio / (1.0 + token_ratio);
-            out.push(bound(
-                "failure share above which retries stop",
-                p,
-                format!("{}%", short(100.0 * p)),
-                format!(
-                    "token_ratio / (1 + token_ratio) = {} / {}",
-                    short(token_ratio),
-                    short(1.0 + token_ratio)
-                ),
-            ));
-        }
+        } => token_bucket(max_tokens, token_ratio, rate, &mut out),
         BudgetConfig::AwsQuota {
             capacity,
             retry_cost,
             timeout_cost,
             success_bonus,
             ..
-        } => {
-            let retries = f64::from(capacity / retry_cost.max(1));
-            let after_timeouts = f64::from(capacity / timeout_cost.max(1));
-            out.push(bound(
-                "retries in all, total failure",
-                retries,
-                format!(
-                    "{} retries ({} after timeouts), then none",
-                    short(retries),
-                    short(after_timeouts)
-                ),
-                format!(
-                    "floor(capacity / retry_cost) = floor({capacity} / {retry_cost}); floor({capacity} / timeout_cost = {timeout_cost})"
-                ),
-            ));
-            dry(retries, "retries", &mut out);
-            let share = f64::from(success_bonus) / f64::from(retry_cost.max(1));
-            out.push(bound(
-                "failed retries per first-try success, long run",
-                share,
-                format!("{} per first-try success", short(share)),
-                format!("success_bonus / retry_cost = {success_bonus} / {retry_cost}"),
-            ));
-        }
-        BudgetConfig::Ratio { ratio, window } => {
-            out.push(bound(
-                "retries per request, any window",
-                ratio,
-                format!("{} per request", short(ratio)),
-                format!(
-                    "ratio = {} of the requests in the last {window}",
-                    short(ratio)
-                ),
-            ));
-            out.push(bound(
-                "attempts per request, total failure, long run",
-                1.0 + ratio,
-                format!("{} attempts", short(1.0 + ratio)),
-                format!("1 + ratio = 1 + {}", short(ratio)),
-            ));
-        }
+        } => aws_quota(
+            capacity,
+            retry_cost,
+            timeout_cost,
+            success_bonus,
+            rate,
+            &mut out,
+        ),
+        BudgetConfig::Ratio { ratio, window } => ratio_budget(ratio, window, &mut out),
         BudgetConfig::Finagle {
             ttl,
             min_per_s,
             percent,
-        } => {
-            let reserve = min_per_s * ttl.as_secs_f64();
-            out.push(bound(
-                "retries in any window",
-                percent,
-                format!(
-                    "{} per request, plus {} in all",
-                    short(percent),
-                    short(reserve)
-                ),
-                format!(
-                    "percent x requests in the last {ttl} + min_per_s x ttl = {} x requests + {} x {}",
-                    short(percent),
-                    short(min_per_s),
-                    short(ttl.as_secs_f64())
-                ),
-            ));
-            if let Rate::AtLeast(r) | Rate::About(r) = rate {
-                let a = 1.0 + percent + min_per_s / r;
-                out.push(bound(
-                    "attempts per request, total failure, long run",
-                    a,
-                    format!("{} attempts", short(a)),
-                    format!(
-                        "1 + percent + min_per_s / rate = 1 + {} + {} / {}",
-                        short(percent),
-                        short(min_per_s),
-                        short(r)
-                    ),
-                ));
-            }
-        }
-        BudgetConfig::Concurrency(l) => {
-            let counted = if l.count_backoff {
-                "from its decision, backoff included"
-            } else {
-                "counted once sent: those waiting out a backoff are not, so any number may wait"
-            };
-            out.push(bound(
-                "retries in progress",
-                l.percent,
-                format!(
-                    "{}% of the requests in progress, at least {} ({counted})",
-                    short(100.0 * l.percent),
-                    l.min_concurrency
-                ),
-                format!(
-                    "max(percent x requests in progress, min_concurrency) = max({} x n, {})",
-                    short(l.percent),
-                    l.min_concurrency
-                ),
-            ));
-        }
+        } => finagle(ttl, min_per_s, percent, rate, &mut out),
+        BudgetConfig::Concurrency(l) => concurrency(l, &mut out),
     }
     out
+}
+
+/// How soon `events` (failed attempts, or retries) are spent: they come at
+/// least once per request under total failure, so within `events / rate`.
+fn dry(events: f64, what: &str, rate: Rate, out: &mut Vec<Bound>) {
+    let (value, shown, formula) = match rate {
+        Rate::AtLeast(r) => (
+            events / r,
+            format!("within {}", seconds(events / r)),
+            format!(
+                "{} {what}, at least one per request: {} / {} requests a second",
+                short(events),
+                short(events),
+                short(r)
+            ),
+        ),
+        Rate::About(r) => (
+            events / r,
+            format!("about {}", seconds(events / r)),
+            format!(
+                "{} {what}, one per request when failures are fast: {} / (clients / mean think = {} a second)",
+                short(events),
+                short(events),
+                short(r)
+            ),
+        ),
+        Rate::Unknown => (
+            f64::NAN,
+            format!("after {} {what}", short(events)),
+            "(no rate of requests to turn this into a time)".into(),
+        ),
+    };
+    out.push(bound(
+        "time to run dry, total failure",
+        value,
+        shown,
+        formula,
+    ));
+}
+
+/// gRPC's token bucket (gRFC A6).
+fn token_bucket(max_tokens: f64, token_ratio: f64, rate: Rate, out: &mut Vec<Bound>) {
+    let half = max_tokens / 2.0;
+    let retries = (half.ceil() - 1.0).max(0.0);
+    out.push(bound(
+        "retries in all, total failure",
+        retries,
+        format!("{} retries, then none", short(retries)),
+        format!(
+            "failures k with {m} - k > {m} / 2: ceil({m} / 2) - 1",
+            m = short(max_tokens)
+        ),
+    ));
+    dry(half.ceil(), "failed attempts", rate, out);
+    out.push(bound(
+        "retries per success, long run",
+        token_ratio,
+        format!("{} per success", short(token_ratio)),
+        format!("token_ratio = {}", short(token_ratio)),
+    ));
+    let p = token_ratio / (1.0 + token_ratio);
+    out.push(bound(
+        "failure share above which retries stop",
+        p,
+        format!("{}%", short(100.0 * p)),
+        format!(
+            "token_ratio / (1 + token_ratio) = {} / {}",
+            short(token_ratio),
+            short(1.0 + token_ratio)
+        ),
+    ));
+}
+
+/// The AWS SDK's retry quota.
+fn aws_quota(
+    capacity: u32,
+    retry_cost: u32,
+    timeout_cost: u32,
+    success_bonus: u32,
+    rate: Rate,
+    out: &mut Vec<Bound>,
+) {
+    let retries = f64::from(capacity / retry_cost.max(1));
+    let after_timeouts = f64::from(capacity / timeout_cost.max(1));
+    out.push(bound(
+        "retries in all, total failure",
+        retries,
+        format!(
+            "{} retries ({} after timeouts), then none",
+            short(retries),
+            short(after_timeouts)
+        ),
+        format!(
+            "floor(capacity / retry_cost) = floor({capacity} / {retry_cost}); floor({capacity} / timeout_cost = {timeout_cost})"
+        ),
+    ));
+    dry(retries, "retries", rate, out);
+    let share = f64::from(success_bonus) / f64::from(retry_cost.max(1));
+    out.push(bound(
+        "failed retries per first-try success, long run",
+        share,
+        format!("{} per first-try success", short(share)),
+        format!("success_bonus / retry_cost = {success_bonus} / {retry_cost}"),
+    ));
+}
+
+/// The SRE book's ratio budget.
+fn ratio_budget(ratio: f64, window: crate::engine::SimDuration, out: &mut Vec<Bound>) {
+    out.push(bound(
+        "retries per request, any window",
+        ratio,
+        format!("{} per request", short(ratio)),
+        format!(
+            "ratio = {} of the requests in the last {window}",
+            short(ratio)
+        ),
+    ));
+    out.push(bound(
+        "attempts per request, total failure, long run",
+        1.0 + ratio,
+        format!("{} attempts", short(1.0 + ratio)),
+        format!("1 + ratio = 1 + {}", short(ratio)),
+    ));
+}
+
+/// Finagle's retry budget.
+fn finagle(
+    ttl: crate::engine::SimDuration,
+    min_per_s: f64,
+    percent: f64,
+    rate: Rate,
+    out: &mut Vec<Bound>,
+) {
+    let reserve = min_per_s * ttl.as_secs_f64();
+    out.push(bound(
+        "retries in any window",
+        percent,
+        format!(
+            "{} per request, plus {} in all",
+            short(percent),
+            short(reserve)
+        ),
+        format!(
+            "percent x requests in the last {ttl} + min_per_s x ttl = {} x requests + {} x {}",
+            short(percent),
+            short(min_per_s),
+            short(ttl.as_secs_f64())
+        ),
+    ));
+    if let Rate::AtLeast(r) | Rate::About(r) = rate {
+        let a = 1.0 + percent + min_per_s / r;
+        out.push(bound(
+            "attempts per request, total failure, long run",
+            a,
+            format!("{} attempts", short(a)),
+            format!(
+                "1 + percent + min_per_s / rate = 1 + {} + {} / {}",
+                short(percent),
+                short(min_per_s),
+                short(r)
+            ),
+        ));
+    }
+}
+
+/// Envoy's retry budget: retries in progress.
+fn concurrency(l: crate::retry::ConcurrencyLimit, out: &mut Vec<Bound>) {
+    let counted = if l.count_backoff {
+        "from its decision, backoff included"
+    } else {
+        "counted once sent: those waiting out a backoff are not, so any number may wait"
+    };
+    out.push(bound(
+        "retries in progress",
+        l.percent,
+        format!(
+            "{}% of the requests in progress, at least {} ({counted})",
+            short(100.0 * l.percent),
+            l.min_concurrency
+        ),
+        format!(
+            "max(percent x requests in progress, min_concurrency) = max({} x n, {})",
+            short(l.percent),
+            l.min_concurrency
+        ),
+    ));
 }
 
 /// What an adaptive throttle lets through under total failure.
