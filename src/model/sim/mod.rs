@@ -1,9 +1,14 @@
 //! The run loop: pops events in time order and hands each to its handler. One run
 //! is one strategy on one world; it is single-threaded and deterministic.
 //!
-//! `Sim` holds the world's state; its handlers are split by side: `clients`
-//! (requests, attempts, retries) and `server` (admission, service, outages).
+//! `Sim` holds the world's state; its handlers are split by side: `attempts`
+//! and `hedge` (the one path of every attempt, whoever sends it: `callers`),
+//! `clients` (the users' requests), `server` (admission, service, outages),
+//! `fleet` (replicas, health, autoscaling) and `chain` (the tiers below the
+//! server and their calls).
 
+mod attempts;
+mod callers;
 mod chain;
 mod clients;
 mod fleet;
@@ -11,6 +16,8 @@ mod hedge;
 mod server;
 
 use crate::metrics::tiers::TierRun;
+use chain::ChainCalls;
+use clients::Users;
 pub(super) use fleet::Fleet;
 
 use rand_distr::{Distribution, Exp};
@@ -24,7 +31,7 @@ use crate::model::event::{Event, Kind};
 use crate::model::occ::Occ;
 use crate::model::server::{Finished, Job, Server};
 use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
-use crate::retry::{Breaker, Budget, Strategy, Throttle};
+use crate::retry::Strategy;
 
 /// Simulated nanoseconds advanced by every run in this process, summed: read by
 /// a progress display, never by a run (it cannot change results).
@@ -361,12 +368,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) arrivals: Option<Exp<f64>>,
     /// Reused buffer for jobs flushed by an outage.
     pub(super) flushed: Vec<Finished>,
-    /// The strategy's retry budget, shared by all clients.
-    pub(super) budget: Option<Budget>,
-    /// The strategy's circuit breaker, shared by all clients.
-    pub(super) breaker: Option<Breaker>,
-    /// The strategy's adaptive throttle, shared by all clients.
-    pub(super) throttle: Option<Throttle>,
+    /// The strategy's retry budget, breaker and throttle, shared by all users.
+    pub(super) guards: callers::Guards,
     /// Reused buffer for queued jobs dropped because their clients gave up.
     pub(super) dropped: Vec<Job>,
     /// Logical requests waiting out a backoff (the backlog's client side).
@@ -377,8 +380,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) outage_targets: Vec<Vec<usize>>,
     /// The tiers below the server and their calls, if the world has any.
     pub(super) chain: Option<Box<chain::ChainRun>>,
-    /// The strategy's hedging and the copies out, if it hedges.
-    pub(super) hedges: Option<Box<hedge::Hedges>>,
+    /// The copies out of each user's request, if the strategy hedges.
+    pub(super) copies: hedge::CopyBook,
     /// Network hop delays drawn ahead.
     pub(super) hops: Hops,
 }
@@ -475,11 +478,9 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 ))),
                 _ => None,
             },
-            hedges: strategy.hedging.map(|h| Box::new(hedge::Hedges::new(h))),
+            copies: hedge::CopyBook::default(),
             hops: Hops::new(),
-            budget: strategy.budget.as_ref().map(Budget::new),
-            breaker: strategy.breaker.as_ref().map(Breaker::new),
-            throttle: strategy.throttle.as_ref().map(Throttle::new),
+            guards: callers::Guards::new(strategy),
         }
     }
 
@@ -507,15 +508,13 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             now: self.now,
             arrivals: self.arrivals,
             flushed: self.flushed.clone(),
-            budget: self.budget.clone(),
-            breaker: self.breaker.clone(),
-            throttle: self.throttle.clone(),
+            guards: self.guards.clone(),
             dropped: self.dropped.clone(),
             backing_off: self.backing_off,
             per_replica: self.per_replica.clone(),
             outage_targets: self.outage_targets.clone(),
             chain: self.chain.clone(),
-            hedges: self.hedges.clone(),
+            copies: self.copies.clone(),
             hops: self.hops.clone(),
         }
     }
@@ -563,7 +562,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 t[0].calls = totals.started;
                 t[0].calls_failed = totals.failed();
                 t[0].rejected_locally = totals.failed_local;
-                if self.hedges.is_some() {
+                if self.strategy.hedging.is_some() {
                     // Of the users' copies, only the winner's answer counts.
                     t[0].ok = totals.succeeded;
                 }
@@ -739,11 +738,11 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     let bad = self.draw_bad(false);
                     self.start_request(slot, bad);
                 }
-                Kind::Send => self.on_backoff_over(ev),
+                Kind::Send => self.on_backoff_over::<Users>(ev),
                 Kind::AtServer => self.on_at_server(ev),
                 Kind::ServiceDone => self.on_service_done(ev),
-                Kind::Response => self.on_response(ev),
-                Kind::Timeout => self.on_timeout(ev),
+                Kind::Response => self.on_response::<Users>(ev),
+                Kind::Timeout => self.on_timeout::<Users>(ev),
                 Kind::ReadAtServer => self.on_read_at_server(ev),
                 _ => self.on_rare(ev),
             }
@@ -783,11 +782,11 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Kind::TierAtServer => self.on_tier_at_server(ev),
             Kind::TierServiceDone => self.on_tier_service_done(ev),
             Kind::TierRestart => self.on_tier_restart(ev),
-            Kind::CallResponse => self.on_call_response(ev),
-            Kind::CallTimeout => self.on_call_timeout(ev),
-            Kind::CallSend => self.on_call_send(ev),
-            Kind::Hedge => self.on_hedge_timer(ev),
-            Kind::CallHedge => self.on_call_hedge_timer(ev),
+            Kind::CallResponse => self.on_response::<ChainCalls>(ev),
+            Kind::CallTimeout => self.on_timeout::<ChainCalls>(ev),
+            Kind::CallSend => self.on_backoff_over::<ChainCalls>(ev),
+            Kind::Hedge => self.on_hedge_timer::<Users>(ev),
+            Kind::CallHedge => self.on_hedge_timer::<ChainCalls>(ev),
             Kind::Fork => {}
             Kind::Begin
             | Kind::Arrival

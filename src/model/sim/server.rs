@@ -1,10 +1,11 @@
 //! Server-side handlers: admission, service completions, answers sent back over
 //! the network, and outages.
 
+use super::clients::Users;
 use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::recorder::Gauge;
-use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
+use crate::model::event::{Event, Kind};
 use rand::RngExt;
 
 use crate::model::server::{Admission, Finished, Job, Rejection};
@@ -16,7 +17,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         // A client that gave up on this attempt in transit: the server cannot tell,
         // so it still does the work, which is then wasted.
         let deadline = self
-            .live_deadline(ev.slot, ev.attempt)
+            .live::<Users>(ev.slot, ev.attempt)
             .unwrap_or(SimTime::ZERO);
         let job = Job {
             slot: ev.slot,
@@ -32,7 +33,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 let Some(server) = fleet.replicas.get_mut(r) else {
                     // The proxy found no healthy replica (`NO_UPSTREAM`): it
                     // answers 503 itself.
-                    self.respond(job, Outcome::Status503, None);
+                    self.respond::<Users>(job, Outcome::Status503, None);
                     return;
                 };
                 if let Some(rec) = &mut self.per_replica {
@@ -47,7 +48,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 } else {
                     Outcome::Status409
                 };
-                self.respond(Job { bad: false, ..job }, outcome, None);
+                self.respond::<Users>(Job { bad: false, ..job }, outcome, None);
                 return;
             }
         };
@@ -55,7 +56,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         // trigger's own stream.
         let p = server.error_rate();
         if p > 0.0 && self.rng.trigger.random::<f64>() < p {
-            self.respond(job, Outcome::Status503, None);
+            self.respond::<Users>(job, Outcome::Status503, None);
             return;
         }
         match server.admit(job, self.now, &mut self.rng.service) {
@@ -106,11 +107,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// Sends the answer of a refusal.
     fn refused(&mut self, job: Job, why: Rejection) {
         match why {
-            Rejection::Refused => self.respond(job, Outcome::Refused, None),
-            Rejection::Unavailable(ra) => self.respond(job, Outcome::Status503, ra),
+            Rejection::Refused => self.respond::<Users>(job, Outcome::Refused, None),
+            Rejection::Unavailable(ra) => self.respond::<Users>(job, Outcome::Status503, ra),
             Rejection::Shed(ra) => {
                 self.rec.shed();
-                self.respond(job, Outcome::Status429, ra)
+                self.respond::<Users>(job, Outcome::Status429, ra)
             }
         };
     }
@@ -140,7 +141,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             ..Event::new(Kind::Restart, 0, 0)
         };
         self.queue.push(back, restart);
-        self.respond(job, Outcome::Reset, None);
+        self.respond::<Users>(job, Outcome::Reset, None);
         self.flush_with(r, &mut flushed, Some((Outcome::Reset, None)));
         self.flushed = flushed;
     }
@@ -167,7 +168,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 self.depart(r, self.now - f.job.arrived);
             }
             if let Some((outcome, ra)) = reply {
-                self.respond(f.job, outcome, ra);
+                self.respond::<Users>(f.job, outcome, ra);
             }
         }
     }
@@ -184,7 +185,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let version = record.read();
         let back = self.hop();
         let out = self.hop();
-        let Some(deadline) = self.live_deadline(ev.slot, ev.attempt) else {
+        let Some(deadline) = self.live::<Users>(ev.slot, ev.attempt) else {
             return;
         };
         if self.now + back >= deadline {
@@ -248,26 +249,27 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(server) = self.server.replica(r) else {
             return;
         };
-        let completed = match self.hedges.as_deref() {
-            Some(h) if h.cfg.cancel => {
-                let slots = &self.slots;
-                server.complete_if(
-                    ev.slot,
-                    ev.attempt,
-                    self.now,
-                    &mut self.rng.service,
-                    &mut self.dropped,
-                    |job| h.wanted(slots, job),
-                )
-            }
-            _ => server.complete_if(
+        let completed = if self.strategy.hedging.is_some_and(|h| h.cancel) {
+            // A queued copy its user no longer waits for is dropped unserved
+            // when the cancellation reaches the server.
+            let (slots, copies) = (&self.slots, &self.copies);
+            server.complete_if(
+                ev.slot,
+                ev.attempt,
+                self.now,
+                &mut self.rng.service,
+                &mut self.dropped,
+                |job| copies.wanted(slots, job),
+            )
+        } else {
+            server.complete_if(
                 ev.slot,
                 ev.attempt,
                 self.now,
                 &mut self.rng.service,
                 &mut self.dropped,
                 |_| true,
-            ),
+            )
         };
         if !self.dropped.is_empty() {
             self.depart_dropped(r);
@@ -292,11 +294,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         } else {
             Outcome::Ok
         };
-        let delivered = if self.hedges.is_some() {
-            self.answer_copy(done.job, outcome)
-        } else {
-            self.respond(done.job, outcome, None)
-        };
+        let delivered = self.answer::<Users>(done.job, outcome);
         if delivered && outcome == Outcome::Ok {
             if let Some(rec) = &mut self.per_replica {
                 rec.served(r, self.now);
@@ -305,31 +303,6 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.rec.work(done.service, !delivered);
         self.depart(r, self.now - done.job.arrived);
         self.update_server_gauges(r);
-    }
-
-    /// Sends `outcome` back over the network. Returns false (and schedules nothing)
-    /// when it would arrive at or after the client stopped waiting.
-    pub(super) fn respond(
-        &mut self,
-        job: Job,
-        outcome: Outcome,
-        retry_after: Option<SimDuration>,
-    ) -> bool {
-        let hop = self.hop();
-        let at = self.now + hop;
-        if at >= job.deadline {
-            return false;
-        }
-        let aux = retry_after.map_or(NO_RETRY_AFTER, |d| {
-            u32::try_from(d.0 / 1_000_000).unwrap_or(u32::MAX - 1)
-        });
-        let ev = Event {
-            outcome: outcome as u8,
-            aux,
-            ..Event::new(Kind::Response, job.slot, job.attempt)
-        };
-        self.queue.push(at, ev);
-        true
     }
 
     pub(super) fn on_outage_start(&mut self, index: usize) {
