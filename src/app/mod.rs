@@ -295,16 +295,11 @@ const BIG_RUN_SECONDS: f64 = 10.0;
 
 /// Prints, on stderr, what a run or sweep that will take more than
 /// [`BIG_RUN_SECONDS`] is about to do, and for about how long.
-pub(super) fn say_cost(s: &crate::scenario::Scenario) {
-    let events = crate::runner::estimated_total_events(s);
-    let runs = s
-        .sweep
-        .as_ref()
-        .map_or(s.strategies.len(), crate::scenario::sweep::Sweep::runs);
-    let threads = rayon::current_num_threads().min(runs).max(1);
+pub(super) fn say_cost(plan: &crate::runner::Plan) {
+    let (events, runs, threads) = (plan.events, plan.runs, plan.parallel);
     let seconds = events / EVENTS_PER_S_PER_THREAD / threads as f64;
     if seconds > BIG_RUN_SECONDS {
-        let twins = if s.world.outages.is_empty() {
+        let twins = if plan.scenario.world.outages.is_empty() {
             ""
         } else {
             ", each with its twin"

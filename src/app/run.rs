@@ -13,7 +13,7 @@ use crate::metrics::Report;
 use crate::model;
 use crate::output::{Staging, write_atomic};
 use crate::plot;
-use crate::runner::{self, simulate};
+use crate::runner;
 use crate::scenario::{self, Scenario};
 
 /// Where `sim run` writes: `--out`, or `results/<name>`, and for a shard its
@@ -79,41 +79,41 @@ fn same_file(recorded: &Path, current: &Path) -> bool {
     }
 }
 
+/// One `sim run`, worked out once before anything runs and handed down:
+/// its options, the scenario's text as read, its plan (each run's world,
+/// the cost) and the folder it writes.
+pub(super) struct Job<'a> {
+    pub(super) opts: &'a RunOptions,
+    pub(super) text: &'a str,
+    pub(super) plan: runner::Plan<'a>,
+    pub(super) out: PathBuf,
+    pub(super) started: Instant,
+}
+
+impl Job<'_> {
+    pub(super) fn scenario(&self) -> &Scenario {
+        self.plan.scenario
+    }
+}
+
 /// `sim run`.
 pub fn run(opts: &RunOptions) -> Result<()> {
     let started = Instant::now();
-    let mut s = scenario::load(&opts.scenario)?;
-    if let Some(seed) = opts.seed {
-        s.seed = seed;
-    }
-    if opts.shard.is_some() && s.sweep.is_none() {
-        return Err(InputError(format!(
-            "{}: --shard splits the runs of a [sweep], and this scenario has none",
-            opts.scenario.display()
-        ))
-        .into());
-    }
-    if let (Some(spec), Some(sweep)) = (opts.shard, &s.sweep) {
-        let runs = sweep.runs();
-        if spec.count as usize > runs {
-            return Err(InputError(format!(
-                "{}: --shard {}/{} asks for {} shards, but the sweep has {runs} runs: \
-                 at most {runs} shards, each with at least one run",
-                opts.scenario.display(),
-                spec.index,
-                spec.count,
-                spec.count
-            ))
-            .into());
-        }
-    }
-    runner::check_memory(&s)
-        .map_err(|why| InputError(format!("{}: {why}", opts.scenario.display())))?;
-    let out = output_folder(opts, &s);
+    let s = load(opts)?;
     let text = std::fs::read_to_string(&opts.scenario)
         .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
+    let plan = runner::Plan::new(&s);
+    plan.check_memory()
+        .map_err(|why| InputError(format!("{}: {why}", opts.scenario.display())))?;
+    let job = Job {
+        opts,
+        text: &text,
+        out: output_folder(opts, &s),
+        plan,
+        started,
+    };
     check_output(
-        &out,
+        &job.out,
         &[&opts.scenario],
         &opts.scenario,
         &crate::sweep::shard::fingerprint(&text),
@@ -121,20 +121,43 @@ pub fn run(opts: &RunOptions) -> Result<()> {
     )?;
     // Built in a staging folder beside the target (which also fails fast on an
     // unusable output folder) and moved into place whole when complete.
-    let staging = Staging::new(&out)?;
-    run_into(opts, &s, staging.dir(), started)?;
-    let files = staging.commit(&run_manifest(opts, &s)?)?;
+    let staging = Staging::new(&job.out)?;
+    run_into(&job, staging.dir())?;
+    let files = staging.commit(&run_manifest(&job))?;
     if !opts.quiet {
-        say_written(&out, &files);
+        say_written(&job.out, &files);
     }
     Ok(())
 }
 
+/// The scenario of `sim run`, with `--seed` in place, checked against
+/// `--shard`.
+fn load(opts: &RunOptions) -> Result<Scenario> {
+    let mut s = scenario::load(&opts.scenario)?;
+    if let Some(seed) = opts.seed {
+        s.seed = seed;
+    }
+    let fail = |why: String| Err(InputError(format!("{}: {why}", opts.scenario.display())).into());
+    match (opts.shard, &s.sweep) {
+        (Some(_), None) => {
+            fail("--shard splits the runs of a [sweep], and this scenario has none".into())
+        }
+        (Some(spec), Some(sweep)) if spec.count as usize > sweep.runs() => {
+            let runs = sweep.runs();
+            fail(format!(
+                "--shard {}/{} asks for {} shards, but the sweep has {runs} runs: \
+                 at most {runs} shards, each with at least one run",
+                spec.index, spec.count, spec.count
+            ))
+        }
+        _ => Ok(s),
+    }
+}
+
 /// The manifest of a run's folder: what made it, so a folder can be told from
 /// another run's and checked against its scenario.
-fn run_manifest(opts: &RunOptions, s: &Scenario) -> Result<String> {
-    let text = std::fs::read_to_string(&opts.scenario)
-        .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
+fn run_manifest(job: &Job) -> String {
+    let (opts, s) = (job.opts, job.scenario());
     let quoted = |v: &str| toml::Value::String(v.to_string()).to_string();
     let mut m = format!(
         "# What made this folder; written last, so a folder without it is incomplete.\n\
@@ -143,7 +166,7 @@ fn run_manifest(opts: &RunOptions, s: &Scenario) -> Result<String> {
         quoted(env!("CARGO_PKG_VERSION")),
         quoted(&s.name),
         quoted(&opts.scenario.display().to_string()),
-        quoted(&crate::sweep::shard::fingerprint(&text)),
+        quoted(&crate::sweep::shard::fingerprint(job.text)),
         s.seed,
         opts.plots,
     );
@@ -153,7 +176,7 @@ fn run_manifest(opts: &RunOptions, s: &Scenario) -> Result<String> {
             quoted(&format!("{}/{}", spec.index, spec.count))
         ));
     }
-    Ok(m)
+    m
 }
 
 /// Warns on stderr when two strategies came out identical, figure for figure
@@ -179,16 +202,13 @@ fn warn_identical(s: &Scenario, report: &Report) {
 }
 /// Runs `work` with a progress bar of simulated time on stderr (when it is a
 /// terminal and not `quiet`), fed by the runs' own count of simulated time.
-fn with_time_progress<T>(quiet: bool, s: &Scenario, work: impl FnOnce() -> T) -> T {
+fn with_time_progress<T>(quiet: bool, plan: &runner::Plan, work: impl FnOnce() -> T) -> T {
     use std::io::IsTerminal;
     use std::sync::atomic::{AtomicBool, Ordering};
     if quiet || !std::io::stderr().is_terminal() {
         return work();
     }
-    let twins: u64 = if s.world.outages.is_empty() { 1 } else { 2 };
-    let total = (0..s.strategies.len())
-        .map(|i| s.world_for(i).duration.0 * twins)
-        .sum::<u64>();
+    let total = plan.simulated_ns();
     let start = model::SIMULATED_NS.load(Ordering::Relaxed);
     let bar = indicatif::ProgressBar::new(total.max(1));
     let style = indicatif::ProgressStyle::with_template(
@@ -213,15 +233,16 @@ fn with_time_progress<T>(quiet: bool, s: &Scenario, work: impl FnOnce() -> T) ->
 }
 
 /// The rest of `sim run`, writing into the folder `out`.
-fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Result<()> {
-    if let Some(sweep) = s.sweep.clone() {
-        return super::sweep_run::run_sweep(opts, s, &sweep, out, started);
+fn run_into(job: &Job, out: &Path) -> Result<()> {
+    let (opts, s) = (job.opts, job.scenario());
+    if let Some(sweep) = &s.sweep {
+        return super::sweep_run::run_sweep(job, sweep, out);
     }
     if !opts.quiet {
-        say_cost(s);
+        say_cost(&job.plan);
     }
     let simulated = Instant::now();
-    let report = with_time_progress(opts.quiet, s, || simulate(s));
+    let report = with_time_progress(opts.quiet, &job.plan, || job.plan.simulate());
     let sim_wall = simulated.elapsed();
     if !opts.quiet {
         warn_identical(s, &report);
@@ -242,12 +263,10 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
         write_atomic(out, exporter.file_name(), &bytes)?;
         files.push(bytes);
     }
-    let scenario_text = std::fs::read_to_string(&opts.scenario)
-        .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
     let page = crate::export::html::run_page(&crate::export::html::RunPage {
         description: &s.description,
         scenario_file: &opts.scenario.display().to_string(),
-        scenario_text: &scenario_text,
+        scenario_text: job.text,
         report: &report,
         summary_csv: &files[0],
         timeseries_csv: &files[1],
@@ -262,7 +281,7 @@ fn run_into(opts: &RunOptions, s: &Scenario, out: &Path, started: Instant) -> Re
         }
     }
     if !opts.quiet {
-        print_summary(opts, s, &report, sim_wall, started.elapsed());
+        print_summary(opts, s, &report, sim_wall, job.started.elapsed());
     }
     Ok(())
 }

@@ -7,12 +7,12 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use super::{InputError, RunOptions, print_speed, progress_bar};
+use super::{InputError, print_speed, progress_bar};
 use crate::export::sweep_csv;
 use crate::metrics::figures::{Estimate, FIGURES, Stat};
 use crate::output::write_atomic;
 use crate::plot;
-use crate::scenario::{Scenario, Sweep};
+use crate::scenario::Sweep;
 use crate::sweep::shard;
 use crate::sweep::{self, SweepReport};
 
@@ -22,20 +22,15 @@ use crate::sweep::{self, SweepReport};
     clippy::too_many_lines,
     reason = "a sweep from its cells to its files, step by step"
 )]
-pub(super) fn run_sweep(
-    opts: &RunOptions,
-    s: &Scenario,
-    sweep: &Sweep,
-    out: &Path,
-    started: Instant,
-) -> Result<()> {
+pub(super) fn run_sweep(job: &super::run::Job, sweep: &Sweep, out: &Path) -> Result<()> {
+    let (opts, s, started) = (job.opts, job.scenario(), job.started);
     let total = sweep.runs();
     let cells: Vec<usize> = match opts.shard {
         Some(spec) => spec.cells(total),
         None => (0..total).collect(),
     };
     if !opts.quiet && opts.shard.is_none() {
-        super::say_cost(s);
+        super::say_cost(&job.plan);
     }
     let simulated = Instant::now();
     let bar = progress_bar(opts.quiet);
@@ -64,15 +59,14 @@ pub(super) fn run_sweep(
         .into());
     }
     let sim_wall = simulated.elapsed();
+    let text = job.text;
     if let Some(spec) = opts.shard {
-        let text = std::fs::read_to_string(&opts.scenario)
-            .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
         let manifest = shard::Manifest {
             format: shard::FORMAT,
             sim_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario: s.name.clone(),
             source: opts.scenario.display().to_string(),
-            fingerprint: shard::fingerprint(&text),
+            fingerprint: shard::fingerprint(text),
             seed: s.seed,
             shard: spec.index,
             shards: spec.count,
@@ -80,7 +74,7 @@ pub(super) fn run_sweep(
             checksums: Default::default(),
             own_checksum: String::new(),
         };
-        let files = shard::files(&manifest, &text, &cells, &results).map_err(anyhow::Error::msg)?;
+        let files = shard::files(&manifest, text, &cells, &results).map_err(anyhow::Error::msg)?;
         for (name, bytes) in files {
             write_atomic(out, name, &bytes)?;
         }
@@ -99,13 +93,11 @@ pub(super) fn run_sweep(
         return Ok(());
     }
     let report = sweep::aggregate(s, sweep, &results);
-    let text = std::fs::read_to_string(&opts.scenario)
-        .with_context(|| format!("cannot read {}", opts.scenario.display()))?;
     let source = opts.scenario.display().to_string();
     let about = About {
         description: &s.description,
         scenario_file: &source,
-        scenario_text: &text,
+        scenario_text: text,
     };
     write_sweep(&report, out, opts.plots, &about)?;
     if !opts.quiet {

@@ -4,87 +4,28 @@
 //! one that would not finish or would not fit.
 
 pub mod memory;
+mod plan;
 
-use rayon::prelude::*;
+pub use plan::Plan;
 
-use crate::metrics::{Report, StrategyReport};
+use crate::metrics::Report;
 use crate::model;
 use crate::scenario::Scenario;
 
-/// Simulates every strategy of `s`, in parallel, results in file order.
+/// Simulates every strategy of `s`, in parallel, results in file order (see
+/// [`Plan::simulate`]).
 pub fn simulate(s: &Scenario) -> Report {
-    let capacity = s.world.capacity_per_s();
-    let outages: Vec<_> = s.world.outages.iter().map(|o| (o.start, o.end)).collect();
-    // Strategies whose twins are the same share one (see `model::Twins`).
-    let twins = model::Twins::default();
-    let runs = s
-        .strategies
-        .par_iter()
-        .enumerate()
-        .map(|(i, strategy)| {
-            let world = s.world_for(i);
-            let m = model::run_measured_with(&world, strategy, s.seed, &s.metrics, Some(&twins));
-            let names = world
-                .chain
-                .as_ref()
-                .map(|c| (0..c.tiers()).map(|k| c.name(k).to_owned()));
-            StrategyReport {
-                tiers: names.zip(m.run.tiers).map(|(n, t)| n.zip(t).collect()),
-                name: strategy.name.clone(),
-                summary: m.summary,
-                buckets: m.run.buckets,
-                replicas: m.run.replicas,
-                twin: m.twin,
-                twin_events: m.twin_events,
-                aborted: m.aborted.map(|a| a.to_string()),
-            }
-        })
-        .collect();
-    Report {
-        scenario: s.name.clone(),
-        seed: s.seed,
-        capacity_per_s: capacity,
-        crash_limit: s.world.server.crash_limit(),
-        outages,
-        metrics: s.metrics.clone(),
-        duration_s: s.world.duration.as_secs_f64(),
-        runs,
-    }
+    Plan::new(s).simulate()
 }
 
 /// Events a logical request costs, roughly: a start, two hops, a service, an
 /// answer and a stale timeout, plus think times and retries.
 const EVENTS_PER_REQUEST: f64 = 7.0;
 
-/// Events a run of every strategy of `s` will simulate, roughly, twins
-/// included (a twin has no load spike, but is counted at the same cost: an
-/// estimate that errs high): what `sim run` warns about and `sim serve` bounds.
-pub fn estimated_events(s: &Scenario) -> f64 {
-    (0..s.strategies.len())
-        .map(|i| world_events(&s.world_for(i)))
-        .sum()
-}
-
 /// Events one run of `w` will simulate, roughly, its twin included.
 fn world_events(w: &model::WorldConfig) -> f64 {
     let twins = if w.outages.is_empty() { 1.0 } else { 2.0 };
     w.expected_requests() * EVENTS_PER_REQUEST * twins
-}
-
-/// Events every run of `s` will simulate, roughly, twins included: its
-/// strategies', or every run of its sweep (each point's worlds, times the
-/// replications). What `sim run` estimates its time from.
-pub fn estimated_total_events(s: &Scenario) -> f64 {
-    let Some(sw) = &s.sweep else {
-        return estimated_events(s);
-    };
-    let per_point: f64 = sw
-        .points
-        .iter()
-        .flat_map(|p| &p.worlds)
-        .map(world_events)
-        .sum();
-    per_point * f64::from(sw.replications)
 }
 
 /// Bytes a run's state holds per closed-loop or one-shot client: its request
@@ -150,56 +91,6 @@ pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> 
     ((clients + spiked as u64) * BYTES_PER_CLIENT + fleet) * states
         + buckets * BYTES_PER_BUCKET
         + replicas * buckets * per_replica
-}
-
-/// Refuses, before anything runs, a scenario whose runs in parallel would need
-/// more memory than the process can have ([`memory::available`]: the
-/// machine's available memory, the control group's limit, `ulimit -v`; no
-/// check where none can be read): an allocation failure mid-run would abort.
-/// The refusal says what to change.
-pub fn check_memory(s: &Scenario) -> Result<(), String> {
-    // Each strategy's own world: a strategy may bring its own clients or
-    // server (a fleet of its own is what the estimate must see).
-    let per_run = match &s.sweep {
-        Some(sw) => sw
-            .points
-            .iter()
-            .flat_map(|p| &p.worlds)
-            .map(|w| run_bytes(w, s.metrics.bucket))
-            .max(),
-        None => (0..s.strategies.len())
-            .map(|i| run_bytes(&s.world_for(i), s.metrics.bucket))
-            .max(),
-    }
-    .unwrap_or(0);
-    let runs = match &s.sweep {
-        Some(sw) => sw.runs(),
-        None => s.strategies.len(),
-    };
-    let parallel = rayon::current_num_threads().min(runs).max(1) as u64;
-    let need = per_run * parallel;
-    let Some(available) = memory::available(parallel) else {
-        return Ok(());
-    };
-    if need > available / 10 * 9 {
-        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-        let runs = if parallel == 1 {
-            "1 run".to_owned()
-        } else {
-            format!("{parallel} runs")
-        };
-        return Err(format!(
-            "{runs} at once would need about {:.1} GiB ({:.1} GiB each), and \
-             this process can have {:.1} GiB (the least of the machine's available \
-             memory, its control group's limit and ulimit -v): use fewer clients, \
-             replicas or workers, a shorter run or load spike, or fewer runs at once \
-             with RAYON_NUM_THREADS=1",
-            gib(need),
-            gib(per_run),
-            gib(available)
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -453,7 +453,7 @@ fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
             None,
         ));
     }
-    check_size(&s, file)?;
+    check_size(&crate::runner::Plan::new(&s), file)?;
     // A run of a deep chain keeps a latency histogram and a series for each
     // tier (60 KB a tier), a run and its twin at once on each thread: 280 MB
     // for 1000 tiers on two threads, most of the playground's bound.
@@ -469,7 +469,7 @@ fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
         ));
     }
     // One run of the first strategy (and its twin) per run of the search.
-    let per_run = crate::runner::estimated_events(&s) / s.strategies.len().max(1) as f64;
+    let per_run = crate::runner::Plan::new(&s).events / s.strategies.len().max(1) as f64;
     let events = per_run * req.runs as f64;
     if events > MAX_ADVISE_EVENTS {
         return refuse(
@@ -541,8 +541,9 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
                 .join(" and ")
         )
     });
-    check_size(&s, &req.file)?;
-    let report = crate::runner::simulate(&s);
+    let plan = crate::runner::Plan::new(&s);
+    check_size(&plan, &req.file)?;
+    let report = plan.simulate();
     if let Some(r) = report.runs.iter().find(|r| r.aborted.is_some()) {
         return Err((
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -582,19 +583,18 @@ fn run_blocking(req: &RunRequest) -> Result<RunResponse, RunError> {
 /// Refuses a run too big for a playground, with what to change: too many
 /// events (time), clients or bytes (memory), or time buckets (the size of the
 /// answer and of the charts).
-fn check_size(s: &scenario::Scenario, file: &str) -> Result<(), RunError> {
-    let events = crate::runner::estimated_events(s);
+fn check_size(plan: &crate::runner::Plan, file: &str) -> Result<(), RunError> {
+    let (s, events) = (plan.scenario, plan.events);
     let mut clients: f64 = 0.0;
     let mut bytes: u64 = 0;
     let mut buckets: u64 = 0;
-    for i in 0..s.strategies.len() {
-        let w = s.world_for(i);
+    for w in &plan.worlds {
         if let crate::model::Load::Closed { clients: c, .. }
         | crate::model::Load::OneShot { clients: c } = w.load
         {
             clients = clients.max(f64::from(c));
         }
-        bytes += crate::runner::run_bytes(&w, s.metrics.bucket);
+        bytes += crate::runner::run_bytes(w, s.metrics.bucket);
         buckets += w.duration.0 / s.metrics.bucket.0.max(1) + 1;
     }
     let refuse = |what: String, key: &str| {
