@@ -12,6 +12,7 @@ mod callers;
 mod chain;
 mod clients;
 mod fleet;
+mod guard;
 mod hedge;
 mod server;
 
@@ -19,6 +20,8 @@ use crate::metrics::tiers::TierRun;
 use chain::ChainCalls;
 use clients::Users;
 pub(super) use fleet::Fleet;
+use guard::CHECK_EVERY;
+pub use guard::{Abort, MAX_PENDING};
 
 use rand_distr::{Distribution, Exp};
 
@@ -64,106 +67,9 @@ pub struct RunResult {
     pub tiers: Option<Vec<TierRun>>,
 }
 
-/// Why a run was stopped early. Worlds like these validate (each key is
-/// fine), but the run would never end or would exhaust memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Abort {
-    /// Simulated time stood still, or crawled (over a hundred times the events
-    /// the load offers), for this many events: a zero-time loop (zero latency,
-    /// zero think time, answers at once, retries without delay), or nearly one
-    /// (nanosecond delays).
-    NoProgress {
-        /// When the crawl began, ns.
-        from_ns: u64,
-        /// When the run was stopped, ns.
-        at_ns: u64,
-        /// Events processed in between.
-        events: u64,
-    },
-    /// More events pending at once than a run may hold ([`MAX_PENDING`]).
-    TooManyPending {
-        /// The instant, ns.
-        at_ns: u64,
-        /// Events pending.
-        pending: usize,
-        /// The limit.
-        limit: usize,
-    },
-}
-
-/// Most events a run may hold pending at once, at the least: 64 million,
-/// about 2 GiB of queue. A world holds a few per client (a million clients:
-/// about 3 million), so the limit grows to 4 per closed-loop or one-shot
-/// client ([`Sim::pending_limit`]); memory for those clients is checked before
-/// a run starts.
-pub const MAX_PENDING: usize = 64 << 20;
-
 /// Request slots above which the run loop prefetches the next event's
 /// request: 4096 requests of about 100 bytes, a core's L2 cache.
 const PREFETCH_ABOVE: usize = 4096;
-
-/// Events between two checks for a stalled clock or an overfull queue (a
-/// power of two, so the check is a mask).
-const CHECK_EVERY: u64 = 1 << 20;
-
-/// Checks in a row in which simulated time crawled that stop a run, at the
-/// least: 16 million events. A world may schedule a few events per client at
-/// one instant (clients with a constant think time all start together), so
-/// the limit grows with the clients: see [`Sim::stall_limit`].
-const STALLED_CHECKS: u64 = 16;
-
-/// A run crawls when it makes more events per simulated second than this
-/// many per request per second its load offers at its peak, load spikes
-/// included ([`crate::model::WorldConfig::peak_requests_per_s`]): a request costs
-/// about 7 events, and retry storms multiply that by 4 to 8 in the shipped
-/// scenarios, so 700 (100 times the usual) is far above any real one.
-const CRAWL_FACTOR: f64 = 700.0;
-/// ... and more than this many events per simulated second in any case.
-const CRAWL_FLOOR: f64 = 1e7;
-
-impl std::fmt::Display for Abort {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Abort::NoProgress {
-                from_ns,
-                at_ns,
-                events,
-            } if from_ns == at_ns => write!(
-                f,
-                "simulated time stopped at {}: {events} events without time passing. \
-                 A request can fail and be retried, or end and start again, in zero time \
-                 (zero network latency and think time, an answer that comes back at once, \
-                 retries without delay, a breaker or throttle that refuses at once); give \
-                 the network latency, the think time or the backoff a positive duration",
-                SimTime(at_ns)
-            ),
-            Abort::NoProgress {
-                from_ns,
-                at_ns,
-                events,
-            } => write!(
-                f,
-                "simulated time crawls: {events} events from {} to {}, over a hundred \
-                 times what the load offers. Requests are retried or restarted within \
-                 nanoseconds (nanosecond latencies, think times, timeouts or backoffs); \
-                 give them realistic durations",
-                SimTime(from_ns),
-                SimTime(at_ns)
-            ),
-            Abort::TooManyPending {
-                at_ns,
-                pending,
-                limit,
-            } => write!(
-                f,
-                "at {} the run held {pending} pending events, more than the {limit} this \
-                 run may hold (32 bytes each): a lower rate, fewer clients, or longer \
-                 timeouts and backoffs would keep it within bounds",
-                SimTime(at_ns)
-            ),
-        }
-    }
-}
 
 /// Runs `strategy` on `world` with `seed`, recording in buckets of `bucket`.
 pub fn run(world: &WorldConfig, strategy: &Strategy, seed: u64, bucket: SimDuration) -> RunResult {
@@ -333,11 +239,8 @@ struct LoopState {
     /// When to look at the pending events next, and when it was last done.
     next_look: SimTime,
     last_look: SimTime,
-    /// The stall check: when it last looked, since when the run crawls, and
-    /// for how many checks.
-    checked_at: SimTime,
-    crawl_from: SimTime,
-    stalled: u64,
+    /// The stall and memory check's own state.
+    watch: guard::Watch,
 }
 
 impl LoopState {
@@ -346,9 +249,7 @@ impl LoopState {
             peak_pending: pending,
             next_look: SimTime::ZERO + bucket,
             last_look: SimTime::ZERO,
-            checked_at: SimTime::ZERO,
-            crawl_from: SimTime::ZERO,
-            stalled: 0,
+            watch: guard::Watch::default(),
         }
     }
 }
@@ -653,10 +554,6 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     /// Runs the events due before `end` (the one popped at or after it is
     /// dropped: the run's end, or the fork's marker), carrying the loop's
     /// own state in `state`; why it stopped early, if it did.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "the run loop: its checks and its dispatch stay together for speed"
-    )]
     fn run_until(
         &mut self,
         bucket: SimDuration,
@@ -667,51 +564,21 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             mut peak_pending,
             mut next_look,
             mut last_look,
-            mut checked_at,
-            mut crawl_from,
-            mut stalled,
+            ..
         } = *state;
-        let stall_limit = self.stall_limit();
-        let pending_limit = self.pending_limit();
+        let limits = self.limits();
         // Fetching the next event's request ahead pays once the requests no
         // longer fit in the core's own caches.
         let prefetch = self.slots.len() > PREFETCH_ABOVE;
-        // The simulated time a check window must cover for the run to move.
-        let fastest = (self.world.peak_requests_per_s() * CRAWL_FACTOR).max(CRAWL_FLOOR);
-        let crawl_ns = (CHECK_EVERY as f64 / fastest * 1e9) as u64;
         while let Some((t, ev)) = self.queue.pop() {
             if t >= end {
                 break;
             }
             if self.rec.totals.events & (CHECK_EVERY - 1) == CHECK_EVERY - 1 {
-                // Cold: once a million events, is time moving, is memory bounded?
-                if (t - checked_at).0 < crawl_ns {
-                    if stalled == 0 {
-                        crawl_from = t;
-                    }
-                    stalled += 1;
-                } else {
-                    stalled = 0;
-                }
-                checked_at = t;
-                if stalled >= stall_limit {
-                    let events = stalled * CHECK_EVERY;
-                    let abort = Abort::NoProgress {
-                        from_ns: crawl_from.0,
-                        at_ns: t.0,
-                        events,
-                    };
+                // Once a million events: is time moving, is memory bounded?
+                if let Some(abort) = state.watch.look(t, self.queue.len(), &limits) {
                     state.peak_pending = peak_pending;
                     return Some(abort);
-                }
-                let pending = self.queue.len();
-                if pending > pending_limit {
-                    state.peak_pending = peak_pending;
-                    return Some(Abort::TooManyPending {
-                        at_ns: t.0,
-                        pending,
-                        limit: pending_limit,
-                    });
                 }
             }
             if t >= next_look {
@@ -751,9 +618,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             peak_pending,
             next_look,
             last_look,
-            checked_at,
-            crawl_from,
-            stalled,
+            watch: state.watch,
         };
         None
     }
@@ -847,25 +712,6 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             &mut self.rng.workload
         };
         rng.random::<f64>() < p
-    }
-
-    /// Closed-loop or one-shot clients (0 for open load).
-    fn clients(&self) -> u64 {
-        match &self.world.load {
-            Load::Closed { clients, .. } | Load::OneShot { clients } => u64::from(*clients),
-            Load::Open { .. } => 0,
-        }
-    }
-
-    /// Checks in a row at one instant after which the run is stalled: 16, or
-    /// enough for 8 events per closed-loop or one-shot client.
-    fn stall_limit(&self) -> u64 {
-        STALLED_CHECKS.max(8 * self.clients() / CHECK_EVERY + 1)
-    }
-
-    /// Events a run may hold pending: [`MAX_PENDING`], or 4 per client.
-    fn pending_limit(&self) -> usize {
-        MAX_PENDING.max(4 * self.clients() as usize)
     }
 
     fn schedule_arrival(&mut self) {
