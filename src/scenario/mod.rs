@@ -3,6 +3,7 @@
 
 pub mod duration;
 pub mod error;
+pub mod keys;
 pub mod locate;
 pub mod presets;
 pub mod schema;

@@ -65,7 +65,7 @@ fn key_path(key: &str) -> Result<KeyPath, String> {
 /// Sets (or, with an empty value, removes) `key` in `doc`. The value is a
 /// TOML value (`500`, `"200ms"`, `{ kind = "none" }`); text that is not one is
 /// taken as a string, so that the scenario's own validation names the key and
-/// says what would be valid. Setting is the sweeps' own (`scenario::sweep::set`:
+/// says what would be valid. Setting is the sweeps' own (`scenario::keys::set`:
 /// nested, inline and array tables, and the strategies that override the key).
 fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
     let path = key_path(key)?;
@@ -76,7 +76,7 @@ fn set(doc: &mut DocumentMut, key: &str, literal: &str) -> Result<(), String> {
     let value = literal
         .parse::<Value>()
         .unwrap_or_else(|_| Value::from(literal));
-    crate::scenario::sweep::set(doc, &path, &value)
+    crate::scenario::keys::set(doc, &path, &value)
 }
 
 /// Removes `key` (a key of a table, or of a table of an array of tables), so
