@@ -51,10 +51,6 @@ pub struct DelaysOptions {
 const DEFAULT_SHOWN: u32 = 8;
 
 /// `sim delays`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "reads sim delays' options and prints the table they ask for"
-)]
 pub fn delays(o: &DelaysOptions) -> Result<()> {
     let (title, backoff, limit, strategy) = resolve(o)?;
     let retries = o.retries.unwrap_or(limit.clamp(1, DEFAULT_SHOWN));
@@ -63,23 +59,7 @@ pub fn delays(o: &DelaysOptions) -> Result<()> {
             InputError("--samples must be positive and --retries from 1 to 1000".into()).into(),
         );
     }
-    let hint = match &o.retry_after {
-        Some(text) => {
-            Some(parse_duration(text).map_err(|e| InputError(format!("--retry-after: {e}")))?)
-        }
-        None => None,
-    };
-    let after = match (&o.after, hint) {
-        (Some(name), _) => Some(Outcome::from_name(name).ok_or_else(|| {
-            let valid: Vec<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
-            InputError(format!(
-                "--after: unknown outcome \"{name}\"; valid: {}",
-                valid.join(", ")
-            ))
-        })?),
-        (None, Some(_)) => Some(Outcome::Status503),
-        (None, None) => None,
-    };
+    let (after, hint) = outcome_options(o)?;
     let sequences = match (after, &strategy) {
         (None, _) => draw_sequences(retries, o.samples, o.seed, |n, m, rng| {
             Some(backoff.delay(n, m, rng))
@@ -137,6 +117,31 @@ pub fn delays(o: &DelaysOptions) -> Result<()> {
         say!("wrote {}", written.display());
     }
     Ok(())
+}
+
+/// `--after` and `--retry-after`: the outcome the delays follow (a 503 when
+/// only a Retry-After is given) and the Retry-After it carries.
+fn outcome_options(
+    o: &DelaysOptions,
+) -> Result<(Option<Outcome>, Option<crate::engine::SimDuration>)> {
+    let hint = match &o.retry_after {
+        Some(text) => {
+            Some(parse_duration(text).map_err(|e| InputError(format!("--retry-after: {e}")))?)
+        }
+        None => None,
+    };
+    let after = match (&o.after, hint) {
+        (Some(name), _) => Some(Outcome::from_name(name).ok_or_else(|| {
+            let valid: Vec<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
+            InputError(format!(
+                "--after: unknown outcome \"{name}\"; valid: {}",
+                valid.join(", ")
+            ))
+        })?),
+        (None, Some(_)) => Some(Outcome::Status503),
+        (None, None) => None,
+    };
+    Ok((after, hint))
 }
 
 /// The title, backoff, retry limit and strategy (none for a bare kind) that
@@ -473,58 +478,12 @@ struct PresetList {
 
 /// `sim presets --toml`: the facts a script needs to compare a preset with its
 /// library, one `[[preset]]` table each.
-#[expect(
-    clippy::too_many_lines,
-    reason = "writes every preset as TOML, a block of lines each"
-)]
 pub fn presets_toml() -> Result<()> {
     use crate::retry::RetryAfterMode;
     let mut list = Vec::new();
     for p in &PRESETS {
         let s = preset_strategy(p)?;
-        let mut budget = toml::Table::new();
-        match &s.budget {
-            None => {
-                budget.insert("kind".into(), "none".into());
-            }
-            Some(BudgetConfig::TokenBucket {
-                max_tokens,
-                token_ratio,
-            }) => {
-                budget.insert("kind".into(), "token-bucket".into());
-                budget.insert("max_tokens".into(), (*max_tokens).into());
-                budget.insert("token_ratio".into(), (*token_ratio).into());
-            }
-            Some(BudgetConfig::AwsQuota {
-                capacity,
-                retry_cost,
-                timeout_cost,
-                throttling_cost,
-                success_bonus,
-            }) => {
-                budget.insert("kind".into(), "aws-quota".into());
-                for (k, v) in [
-                    ("capacity", capacity),
-                    ("retry_cost", retry_cost),
-                    ("timeout_cost", timeout_cost),
-                    ("throttling_cost", throttling_cost),
-                    ("success_bonus", success_bonus),
-                ] {
-                    budget.insert(k.into(), i64::from(*v).into());
-                }
-            }
-            Some(BudgetConfig::Concurrency(c)) => {
-                budget.insert("kind".into(), "concurrency".into());
-                budget.insert("percent".into(), c.percent.into());
-                budget.insert(
-                    "min_concurrency".into(),
-                    i64::from(c.min_concurrency).into(),
-                );
-            }
-            Some(other) => {
-                budget.insert("kind".into(), format!("{other:?}").into());
-            }
-        }
+        let budget = budget_facts(s.budget.as_ref());
         let (retry_after, slack) = match (s.policy.use_retry_after, s.policy.retry_after_mode) {
             (false, _) => ("ignored", None),
             (true, RetryAfterMode::Replace) => ("replace", None),
@@ -563,6 +522,55 @@ pub fn presets_toml() -> Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot write the presets as TOML: {e}"))?;
     print!("{text}");
     Ok(())
+}
+
+/// A preset's budget as `sim presets --toml` writes it: its kind and the
+/// figures that kind has.
+fn budget_facts(budget: Option<&BudgetConfig>) -> toml::Table {
+    let mut t = toml::Table::new();
+    match budget {
+        None => {
+            t.insert("kind".into(), "none".into());
+        }
+        Some(BudgetConfig::TokenBucket {
+            max_tokens,
+            token_ratio,
+        }) => {
+            t.insert("kind".into(), "token-bucket".into());
+            t.insert("max_tokens".into(), (*max_tokens).into());
+            t.insert("token_ratio".into(), (*token_ratio).into());
+        }
+        Some(BudgetConfig::AwsQuota {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            throttling_cost,
+            success_bonus,
+        }) => {
+            t.insert("kind".into(), "aws-quota".into());
+            for (k, v) in [
+                ("capacity", capacity),
+                ("retry_cost", retry_cost),
+                ("timeout_cost", timeout_cost),
+                ("throttling_cost", throttling_cost),
+                ("success_bonus", success_bonus),
+            ] {
+                t.insert(k.into(), i64::from(*v).into());
+            }
+        }
+        Some(BudgetConfig::Concurrency(c)) => {
+            t.insert("kind".into(), "concurrency".into());
+            t.insert("percent".into(), c.percent.into());
+            t.insert(
+                "min_concurrency".into(),
+                i64::from(c.min_concurrency).into(),
+            );
+        }
+        Some(other) => {
+            t.insert("kind".into(), format!("{other:?}").into());
+        }
+    }
+    t
 }
 
 /// 64-bit FNV-1a: a stable hash, the same on every machine and version.

@@ -286,10 +286,6 @@ fn run_into(job: &Job, out: &Path) -> Result<()> {
     Ok(())
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "prints the run's table, one column choice after another"
-)]
 fn print_summary(
     opts: &RunOptions,
     s: &Scenario,
@@ -321,6 +317,27 @@ fn print_summary(
         }
         say!();
     }
+    let trigger = !report.outages.is_empty();
+    print_table(report, trigger);
+    if trigger {
+        say!(
+            "\nrecovery: after the trigger's end, until goodput and backlog are back to the same \
+             run without\nthe trigger for good; lost: successes that run had and this one did \
+             not, until then; extra:\nattempts beyond it (negative: fewer). Every figure is in \
+             summary.csv."
+        );
+    }
+    let events: u64 = report
+        .runs
+        .iter()
+        .map(|r| r.summary.totals.events + r.twin_events)
+        .sum();
+    print_speed(events, sim_wall, wall);
+}
+
+/// The run's table on stdout: a row per strategy, the figures a reader
+/// compares first (`recovery` only with a trigger).
+fn print_table(report: &Report, trigger: bool) {
     let width = report
         .runs
         .iter()
@@ -328,7 +345,6 @@ fn print_summary(
         .max()
         .unwrap_or(8)
         .max(8);
-    let trigger = !report.outages.is_empty();
     say!(
         "{:width$}  {:>9} {:>8} {:>9} {:>8} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8}",
         "strategy",
@@ -368,18 +384,4 @@ fn print_summary(
             secs(m.latency_p99_s),
         );
     }
-    if trigger {
-        say!(
-            "\nrecovery: after the trigger's end, until goodput and backlog are back to the same \
-             run without\nthe trigger for good; lost: successes that run had and this one did \
-             not, until then; extra:\nattempts beyond it (negative: fewer). Every figure is in \
-             summary.csv."
-        );
-    }
-    let events: u64 = report
-        .runs
-        .iter()
-        .map(|r| r.summary.totals.events + r.twin_events)
-        .sum();
-    print_speed(events, sim_wall, wall);
 }

@@ -18,10 +18,6 @@ use crate::sweep::{self, SweepReport};
 
 /// `sim run` of a scenario with a `[sweep]`: every cell, or with `--shard` the
 /// shard's cells written as partial results for `sim merge`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "a sweep from its cells to its files, step by step"
-)]
 pub(super) fn run_sweep(job: &super::run::Job, sweep: &Sweep, out: &Path) -> Result<()> {
     let (opts, s, started) = (job.opts, job.scenario(), job.started);
     let total = sweep.runs();
@@ -61,36 +57,7 @@ pub(super) fn run_sweep(job: &super::run::Job, sweep: &Sweep, out: &Path) -> Res
     let sim_wall = simulated.elapsed();
     let text = job.text;
     if let Some(spec) = opts.shard {
-        let manifest = shard::Manifest {
-            format: shard::FORMAT,
-            sim_version: env!("CARGO_PKG_VERSION").to_string(),
-            scenario: s.name.clone(),
-            source: opts.scenario.display().to_string(),
-            fingerprint: shard::fingerprint(text),
-            seed: s.seed,
-            shard: spec.index,
-            shards: spec.count,
-            cells: total,
-            checksums: Default::default(),
-            own_checksum: String::new(),
-        };
-        let files = shard::files(&manifest, text, &cells, &results).map_err(anyhow::Error::msg)?;
-        for (name, bytes) in files {
-            write_atomic(out, name, &bytes)?;
-        }
-        if !opts.quiet {
-            say!(
-                "scenario {} ({}), seed {}: shard {} of {}, {} of {total} runs",
-                s.name,
-                opts.scenario.display(),
-                s.seed,
-                spec.index,
-                spec.count,
-                cells.len()
-            );
-            print_speed(sweep::events(&results), sim_wall, started.elapsed());
-        }
-        return Ok(());
+        return write_shard(job, spec, &cells, &results, out, sim_wall);
     }
     let report = sweep::aggregate(s, sweep, &results);
     let source = opts.scenario.display().to_string();
@@ -108,6 +75,50 @@ pub(super) fn run_sweep(job: &super::run::Job, sweep: &Sweep, out: &Path) -> Res
             s.seed
         );
         print_sweep(&report, Some(sim_wall), started.elapsed());
+    }
+    Ok(())
+}
+
+/// Writes shard `spec`'s runs (`cells`, their `results`) into `out` as
+/// partial results for `sim merge`.
+fn write_shard(
+    job: &super::run::Job,
+    spec: shard::ShardSpec,
+    cells: &[usize],
+    results: &[sweep::CellResult],
+    out: &Path,
+    sim_wall: std::time::Duration,
+) -> Result<()> {
+    let (opts, s, text) = (job.opts, job.scenario(), job.text);
+    let total = s.sweep.as_ref().map_or(0, Sweep::runs);
+    let manifest = shard::Manifest {
+        format: shard::FORMAT,
+        sim_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: s.name.clone(),
+        source: opts.scenario.display().to_string(),
+        fingerprint: shard::fingerprint(text),
+        seed: s.seed,
+        shard: spec.index,
+        shards: spec.count,
+        cells: total,
+        checksums: Default::default(),
+        own_checksum: String::new(),
+    };
+    let files = shard::files(&manifest, text, cells, results).map_err(anyhow::Error::msg)?;
+    for (name, bytes) in files {
+        write_atomic(out, name, &bytes)?;
+    }
+    if !opts.quiet {
+        say!(
+            "scenario {} ({}), seed {}: shard {} of {}, {} of {total} runs",
+            s.name,
+            opts.scenario.display(),
+            s.seed,
+            spec.index,
+            spec.count,
+            cells.len()
+        );
+        print_speed(sweep::events(results), sim_wall, job.started.elapsed());
     }
     Ok(())
 }

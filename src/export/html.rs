@@ -209,16 +209,10 @@ fn base_facts(r: &Report) -> serde_json::Value {
     })
 }
 
-/// The page of one run's folder.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the run page as markup, section by section"
-)]
-pub fn run_page(p: &RunPage) -> String {
+/// The run page's header: the scenario, what was run, and the way round
+/// the page.
+fn run_header(p: &RunPage) -> String {
     let r = p.report;
-    let facts = run_facts(r);
-    let summary = String::from_utf8_lossy(p.summary_csv);
-    let timeseries = String::from_utf8_lossy(p.timeseries_csv);
     let has_trigger = !r.outages.is_empty();
     let mut body = String::new();
     let _ = write!(
@@ -256,6 +250,17 @@ pub fn run_page(p: &RunPage) -> String {
         },
         file = esc(p.scenario_file),
     );
+    body
+}
+
+/// The page of one run's folder.
+pub fn run_page(p: &RunPage) -> String {
+    let r = p.report;
+    let facts = run_facts(r);
+    let summary = String::from_utf8_lossy(p.summary_csv);
+    let timeseries = String::from_utf8_lossy(p.timeseries_csv);
+    let has_trigger = !r.outages.is_empty();
+    let mut body = run_header(p);
     body.push_str(&takeaway_section(r));
     body.push_str("<section id=\"summary\"><h2>Summary</h2>");
     body.push_str(&summary_table(&summary, has_trigger));

@@ -30,11 +30,31 @@ fn scales(peaks: &[f64], capacity: f64) -> (f64, Vec<bool>) {
     (shared, own)
 }
 
+/// The legend: the two lines of each row, and the capacity's line.
+fn keys(report: &Report) -> Vec<Key> {
+    let mut keys = vec![
+        Key {
+            label: "all attempts".into(),
+            colour: None,
+            stroke: Stroke::Solid(2),
+        },
+        Key {
+            label: "of which retries".into(),
+            colour: Some(style::REFERENCE_GREY),
+            stroke: Stroke::Solid(1),
+        },
+    ];
+    if let Some(c) = report.capacity_per_s {
+        keys.push(Key {
+            label: format!("capacity {c:.0}/s"),
+            colour: Some(style::REFERENCE),
+            stroke: Stroke::Dashed,
+        });
+    }
+    keys
+}
+
 /// Draws the chart.
-#[expect(
-    clippy::too_many_lines,
-    reason = "a chart's layout drawn step by step: panels, series, legend"
-)]
 pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
     let width = report.metrics.bucket.as_secs_f64();
     let peaks: Vec<f64> = report
@@ -93,25 +113,6 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             }
         })
         .collect();
-    let mut keys = vec![
-        Key {
-            label: "all attempts".into(),
-            colour: None,
-            stroke: Stroke::Solid(2),
-        },
-        Key {
-            label: "of which retries".into(),
-            colour: Some(style::REFERENCE_GREY),
-            stroke: Stroke::Solid(1),
-        },
-    ];
-    if let Some(c) = report.capacity_per_s {
-        keys.push(Key {
-            label: format!("capacity {c:.0}/s"),
-            colour: Some(style::REFERENCE),
-            stroke: Stroke::Dashed,
-        });
-    }
     let chart = Chart {
         title: "Load on the server: attempts per second",
         subtitle_extra: if own.contains(&true) {
@@ -120,7 +121,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, PlotError> {
             "; one scale for all rows"
         },
         y_label: "attempts/s",
-        keys,
+        keys: keys(report),
         reference_line: report.capacity_per_s,
         swatches: true,
     };

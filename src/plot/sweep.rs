@@ -555,13 +555,22 @@ fn colour_bar(
     Ok(())
 }
 
+/// The timeline's legend: the trigger and the capacity, said only where
+/// some world at the point has them.
+fn timeline_legend(worlds: &[crate::model::WorldConfig]) -> String {
+    let mut legend = String::new();
+    if worlds.iter().any(|w| !w.outages.is_empty()) {
+        legend.push_str("; trigger shaded grey");
+    }
+    if worlds.iter().any(|w| w.capacity_per_s().is_some()) {
+        legend.push_str("; dashed: capacity");
+    }
+    legend
+}
+
 /// `timeline.png`: attempts per bucket at the timeline's point (the last
 /// unless `timeline_at` names another), one panel per strategy the sweep
 /// names in `timeline`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "a chart's layout drawn step by step: rows, bars, labels"
-)]
 pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
     let chosen: Vec<(usize, &(String, Vec<crate::sweep::Bin>))> = r
         .timelines
@@ -589,13 +598,7 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
     let at = point.map_or(String::new(), |p| r.sweep.describe(p));
     // Say what is drawn only where it is: the trigger and the capacity.
     let worlds = point.map(|p| p.worlds.as_slice()).unwrap_or(&[]);
-    let mut legend = String::new();
-    if worlds.iter().any(|w| !w.outages.is_empty()) {
-        legend.push_str("; trigger shaded grey");
-    }
-    if worlds.iter().any(|w| w.capacity_per_s().is_some()) {
-        legend.push_str("; dashed: capacity");
-    }
+    let legend = timeline_legend(worlds);
     render_png(style::WIDTH, height, |root| {
         let title = format!("Attempts per {} bin, {at}", r.metrics.bucket);
         let sub = format!(
@@ -618,18 +621,16 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
                 .draw()
                 .map_err(draw_err)?;
             // The trigger and the capacity of this strategy's world at that point.
-            if let Some(world) = point.and_then(|p| p.worlds.get(*i)) {
-                for o in &world.outages {
-                    let (s, e) = (o.start.as_secs_f64(), o.end.as_secs_f64().min(x_hi));
-                    if s < e {
-                        chart
-                            .draw_series(std::iter::once(Rectangle::new(
-                                [(s, 0.0), (e, y_hi)],
-                                style::OUTAGE_SHADE.filled(),
-                            )))
-                            .map_err(draw_err)?;
-                    }
-                }
+            let world = point.and_then(|p| p.worlds.get(*i));
+            if let Some(world) = world {
+                chart
+                    .draw_series(world.outages.iter().filter_map(|o| {
+                        let (s, e) = (o.start.as_secs_f64(), o.end.as_secs_f64().min(x_hi));
+                        (s < e).then(|| {
+                            Rectangle::new([(s, 0.0), (e, y_hi)], style::OUTAGE_SHADE.filled())
+                        })
+                    }))
+                    .map_err(draw_err)?;
             }
             let colour = style::colour(*i);
             let bars = bins.iter().enumerate().take(last + 1).map(|(k, b)| {
@@ -640,19 +641,16 @@ pub fn render_timeline(r: &SweepReport) -> Result<Vec<u8>, PlotError> {
                 )
             });
             chart.draw_series(bars).map_err(draw_err)?;
-            let world = point.and_then(|p| p.worlds.get(*i));
-            if let Some(c) = world.and_then(|w| w.capacity_per_s()) {
-                let per_bucket = c * width;
-                if per_bucket < y_hi {
-                    chart
-                        .draw_series(DashedLineSeries::new(
-                            [(0.0, per_bucket), (x_hi, per_bucket)],
-                            8,
-                            6,
-                            style::REFERENCE.stroke_width(2),
-                        ))
-                        .map_err(draw_err)?;
-                }
+            let capacity = world.and_then(|w| w.capacity_per_s()).map(|c| c * width);
+            if let Some(per_bucket) = capacity.filter(|&c| c < y_hi) {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(0.0, per_bucket), (x_hi, per_bucket)],
+                        8,
+                        6,
+                        style::REFERENCE.stroke_width(2),
+                    ))
+                    .map_err(draw_err)?;
             }
         }
         Ok(())

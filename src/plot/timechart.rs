@@ -215,10 +215,6 @@ pub fn render(report: &Report, chart: &Chart, rows: &[Row]) -> Result<Vec<u8>, P
 }
 
 /// One panel of a row over the time range `(from, to)`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "a panel's layout drawn step by step: axes, bands, series"
-)]
 fn panel(
     area: &DrawingArea<BitMapBackend, Shift>,
     report: &Report,
@@ -265,42 +261,7 @@ fn panel(
     }
     let visible = |p: &&(f64, f64)| p.0 >= from - 1.0 && p.0 <= to + 1.0;
     for line in &row.lines {
-        let pts = line.points.iter().filter(visible).copied();
-        match line.stroke {
-            // A wide line is drawn segment by segment: plotters joins the
-            // segments of one wide path with mitres, and a one-bucket spike
-            // (a crash's burst of refused retries) made a mitre that ran far
-            // past the panel, across the rows above and below.
-            Stroke::Solid(w) if w > 1 => {
-                let pts: Vec<(f64, f64)> = pts.collect();
-                c.draw_series(
-                    pts.windows(2).map(|ab| {
-                        PathElement::new(vec![ab[0], ab[1]], line.colour.stroke_width(w))
-                    }),
-                )
-                .map(|_| ())
-            }
-            Stroke::Solid(w) => c
-                .draw_series(LineSeries::new(pts, line.colour.stroke_width(w)))
-                .map(|_| ()),
-            Stroke::Dashed => c
-                .draw_series(DashedLineSeries::new(
-                    pts,
-                    5,
-                    4,
-                    line.colour.stroke_width(1),
-                ))
-                .map(|_| ()),
-            Stroke::Dotted => c
-                .draw_series(DashedLineSeries::new(
-                    pts,
-                    2,
-                    3,
-                    line.colour.stroke_width(2),
-                ))
-                .map(|_| ()),
-        }
-        .map_err(draw_err)?;
+        draw_line(&mut c, line, line.points.iter().filter(visible).copied())?;
     }
     if let Some(t) = row.recovered_at.filter(|t| (from..=to).contains(t)) {
         c.draw_series(DashedLineSeries::new(
@@ -314,6 +275,52 @@ fn panel(
         // end must not hide under them.
     }
     Ok(())
+}
+
+/// One series of a panel, in its stroke.
+fn draw_line(
+    c: &mut ChartContext<
+        '_,
+        BitMapBackend<'_>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    line: &Line,
+    pts: impl Iterator<Item = (f64, f64)> + Clone,
+) -> Result<(), PlotError> {
+    match line.stroke {
+        // A wide line is drawn segment by segment: plotters joins the
+        // segments of one wide path with mitres, and a one-bucket spike
+        // (a crash's burst of refused retries) made a mitre that ran far
+        // past the panel, across the rows above and below.
+        Stroke::Solid(w) if w > 1 => {
+            let pts: Vec<(f64, f64)> = pts.collect();
+            c.draw_series(
+                pts.windows(2)
+                    .map(|ab| PathElement::new(vec![ab[0], ab[1]], line.colour.stroke_width(w))),
+            )
+            .map(|_| ())
+        }
+        Stroke::Solid(w) => c
+            .draw_series(LineSeries::new(pts, line.colour.stroke_width(w)))
+            .map(|_| ()),
+        Stroke::Dashed => c
+            .draw_series(DashedLineSeries::new(
+                pts,
+                5,
+                4,
+                line.colour.stroke_width(1),
+            ))
+            .map(|_| ()),
+        Stroke::Dotted => c
+            .draw_series(DashedLineSeries::new(
+                pts,
+                2,
+                3,
+                line.colour.stroke_width(2),
+            ))
+            .map(|_| ()),
+    }
+    .map_err(draw_err)
 }
 
 /// The legend strip: each key's line and text, left to right, then which

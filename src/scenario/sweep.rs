@@ -156,34 +156,13 @@ impl Number {
 
 impl Checker<'_> {
     /// Validates `[sweep]` and builds the scenario at every point.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "checks each key of [sweep] in order, each with its message"
-    )]
     pub(super) fn sweep(
         &self,
         s: &SweepFile,
         base: &Scenario,
     ) -> Result<Sweep, super::ScenarioError> {
         let key = KeyPath::key("sweep");
-        let mut axes = vec![(key.clone(), s.first_axis())];
-        if let Some(by) = &s.by {
-            axes.push((key.join("by"), by.clone()));
-        }
-        let mut checked: Vec<(Axis, KeyPath, Vec<Value>)> = Vec::new();
-        for (axis_key, a) in &axes {
-            let (axis, path, values) = self.axis(a, axis_key)?;
-            if let Some((other, _, _)) = checked
-                .iter()
-                .find(|(o, _, _)| o.parameter == axis.parameter)
-            {
-                return self.err(
-                    &axis_key.join("parameter"),
-                    format!("{} is swept twice", other.parameter),
-                );
-            }
-            checked.push((axis, path, values));
-        }
+        let checked = self.axes(s, &key)?;
         let replications = s.replications.unwrap_or(1);
         self.ensure(replications >= 1, &key.join("replications"), || {
             "replications must be at least 1".into()
@@ -233,7 +212,7 @@ impl Checker<'_> {
                 super::ScenarioError::at_key(
                     self.file,
                     self.src,
-                    &axes[0].0.join("parameter"),
+                    &key.join("parameter"),
                     format!("at {at}: {message}"),
                 )
             })?;
@@ -255,6 +234,34 @@ impl Checker<'_> {
             timeline: self.timeline(s, base, &key)?,
             timeline_point,
         })
+    }
+
+    /// The sweep's axes (the first, and `by`), each checked, and no
+    /// parameter swept twice: each with the path it sets and its values.
+    fn axes(
+        &self,
+        s: &SweepFile,
+        key: &KeyPath,
+    ) -> Result<Vec<(Axis, KeyPath, Vec<Value>)>, super::ScenarioError> {
+        let mut axes = vec![(key.clone(), s.first_axis())];
+        if let Some(by) = &s.by {
+            axes.push((key.join("by"), by.clone()));
+        }
+        let mut checked: Vec<(Axis, KeyPath, Vec<Value>)> = Vec::new();
+        for (axis_key, a) in &axes {
+            let (axis, path, values) = self.axis(a, axis_key)?;
+            if let Some((other, _, _)) = checked
+                .iter()
+                .find(|(o, _, _)| o.parameter == axis.parameter)
+            {
+                return self.err(
+                    &axis_key.join("parameter"),
+                    format!("{} is swept twice", other.parameter),
+                );
+            }
+            checked.push((axis, path, values));
+        }
+        Ok(checked)
     }
 
     /// The point `timeline_at` names (one value per axis, or a lone value
