@@ -453,25 +453,10 @@ pub fn refusal(s: &Scenario) -> Option<String> {
 /// The most memory the twins a search keeps may take.
 const TWINS_BYTES: usize = 256 << 20;
 
-/// Searches settings for `s` within `budget` runs, the first strategy's
-/// other settings kept; `done` is told of each run as it ends.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the search in one piece: draw, run in rounds, halve, judge the front"
-)]
-pub fn advise(
-    s: &Scenario,
-    budget: usize,
-    seed: u64,
-    objective: &Objective,
-    done: &(dyn Fn() + Sync),
-) -> Advice {
-    let template = &s.strategies[0];
-    let worlds = worlds(s.seed);
-    // Rounds run 1, 1, 1 and then the other 3 worlds: with halving, a
-    // setting drawn costs 1 + 1/2 + 1/4 + 3/8 = 2.125 runs.
-    let schedule: [&[usize]; 4] = [&[0], &[3], &[1], &[2, 4, 5]];
-    let drawn = ((budget as f64 / 2.125).floor() as usize).max(2);
+/// The settings a search tries: `drawn` of the grid around the template's
+/// timeout, a seeded partial shuffle, each with a setting of its own for the
+/// calls to each service of a chain.
+fn draw(template: &Strategy, drawn: usize, seed: u64) -> Vec<Candidate> {
     let mut all = grid(template.policy.timeout);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // A seeded partial shuffle: the first `drawn` of the grid.
@@ -502,6 +487,58 @@ pub fn advise(
             .map(|g| g[rng.random_range(0..g.len())].clone())
             .collect();
     }
+    all
+}
+
+/// The Pareto front of the finalists (none better on every metric), and the
+/// pick: of the front's settings that keep every limit, the best on the
+/// objective's metric, then on the others in column order, then the first.
+pub fn judge(alive: &[(Candidate, Scores)], objective: &Objective) -> (Vec<usize>, Option<usize>) {
+    let front: Vec<usize> = (0..alive.len())
+        .filter(|&i| !alive.iter().any(|(_, o)| o.dominates(&alive[i].1)))
+        .collect();
+    let pick = front
+        .iter()
+        .copied()
+        .filter(|&i| objective.feasible(&alive[i].1))
+        .min_by(|&a, &b| {
+            // The objective's metric, then the others in column order.
+            let alive = &alive;
+            let key = |i: usize| {
+                std::iter::once(objective.minimize)
+                    .chain(Metric::ALL.into_iter().filter(|&m| m != objective.minimize))
+                    .map(move |m| alive[i].1.get(m))
+            };
+            key(a)
+                .zip(key(b))
+                .map(|(x, y)| x.total_cmp(&y))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+    (front, pick)
+}
+
+/// Searches settings for `s` within `budget` runs, the first strategy's
+/// other settings kept; `done` is told of each run as it ends.
+pub fn advise(
+    s: &Scenario,
+    budget: usize,
+    seed: u64,
+    objective: &Objective,
+    done: &(dyn Fn() + Sync),
+) -> Advice {
+    let template = &s.strategies[0];
+    let worlds = worlds(s.seed);
+    // Rounds run 1, 1, 1 and then the other 3 worlds: with halving, a
+    // setting drawn costs 1 + 1/2 + 1/4 + 3/8 = 2.125 runs.
+    let schedule: [&[usize]; 4] = [&[0], &[3], &[1], &[2, 4, 5]];
+    let all = draw(
+        template,
+        ((budget as f64 / 2.125).floor() as usize).max(2),
+        seed,
+    );
+    let drawn = all.len();
     let mut alive: Vec<(Candidate, Scores)> =
         all.into_iter().map(|c| (c, Scores::default())).collect();
     let mut runs = 0;
@@ -544,28 +581,7 @@ pub fn advise(
             .collect();
         std::mem::swap(&mut alive, &mut next);
     }
-    let front: Vec<usize> = (0..alive.len())
-        .filter(|&i| !alive.iter().any(|(_, o)| o.dominates(&alive[i].1)))
-        .collect();
-    let pick = front
-        .iter()
-        .copied()
-        .filter(|&i| objective.feasible(&alive[i].1))
-        .min_by(|&a, &b| {
-            // The objective's metric, then the others in column order.
-            let alive = &alive;
-            let key = |i: usize| {
-                std::iter::once(objective.minimize)
-                    .chain(Metric::ALL.into_iter().filter(|&m| m != objective.minimize))
-                    .map(move |m| alive[i].1.get(m))
-            };
-            key(a)
-                .zip(key(b))
-                .map(|(x, y)| x.total_cmp(&y))
-                .find(|o| o.is_ne())
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
-        });
+    let (front, pick) = judge(&alive, objective);
     Advice {
         finalists: alive,
         front,

@@ -195,22 +195,13 @@ fn tier_name(file: &str) -> String {
     super::clean_name(stem, "-_")
 }
 
-/// `scenario` made a call chain, one tier per file: the first file's policy
-/// is the users' (towards the `[server]`), and file `k + 1`'s is tier `k`'s
-/// calls to a new service named after the file, which copies the
-/// `[server]`'s capacity. One strategy, `imported-chain`, holds them all.
-#[expect(
-    clippy::too_many_lines,
-    reason = "writes a chain scenario, a table per tier"
-)]
-pub fn chain_into_scenario(
-    scenario: &str,
+/// The tiers' names (after their files), once each file is checked to hold
+/// one policy and the scenario to be a single server's.
+fn tier_names(
     file: &str,
+    doc: &toml_edit::DocumentMut,
     imports: &[Imported],
-) -> Result<String, ImportError> {
-    let mut doc: toml_edit::DocumentMut = scenario
-        .parse()
-        .map_err(|e| ImportError(format!("{file}: cannot be read as TOML: {e}")))?;
+) -> Result<Vec<String>, ImportError> {
     for i in imports {
         if i.strategies.is_empty() {
             return Err(ImportError(format!(
@@ -246,6 +237,22 @@ pub fn chain_into_scenario(
             )));
         }
     }
+    Ok(names)
+}
+
+/// `scenario` made a call chain, one tier per file: the first file's policy
+/// is the users' (towards the `[server]`), and file `k + 1`'s is tier `k`'s
+/// calls to a new service named after the file, which copies the
+/// `[server]`'s capacity. One strategy, `imported-chain`, holds them all.
+pub fn chain_into_scenario(
+    scenario: &str,
+    file: &str,
+    imports: &[Imported],
+) -> Result<String, ImportError> {
+    let mut doc: toml_edit::DocumentMut = scenario
+        .parse()
+        .map_err(|e| ImportError(format!("{file}: cannot be read as TOML: {e}")))?;
+    let names = tier_names(file, &doc, imports)?;
     let server = doc
         .get("server")
         .and_then(|s| s.as_table())

@@ -414,10 +414,42 @@ async fn advise(State(state): State<Arc<AppState>>, Json(req): Json<AdviseReques
     }
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "an advise request from its checks to its answer"
-)]
+/// Refuses an advise request too big for a playground: its runs too big
+/// (see [`check_size`]), its chain too deep, or its search too long.
+fn check_advise_size(s: &scenario::Scenario, file: &str, runs: usize) -> Result<(), RunError> {
+    let plan = crate::runner::Plan::new(s);
+    check_size(&plan, file)?;
+    // A run of a deep chain keeps a latency histogram and a series for each
+    // tier (60 KB a tier), a run and its twin at once on each thread: 280 MB
+    // for 1000 tiers on two threads, most of the playground's bound.
+    let tiers = s.world.chain.as_ref().map_or(1, |c| c.tiers());
+    if tiers > MAX_ADVISE_TIERS {
+        return Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{file}: a chain of {tiers} tiers is too deep to search here (at most \
+                 {MAX_ADVISE_TIERS} tiers); run `sim advise`, which has no such bound"
+            ),
+            None,
+        ));
+    }
+    // One run of the first strategy (and its twin) per run of the search.
+    let per_run = plan.events / s.strategies.len().max(1) as f64;
+    let events = per_run * runs as f64;
+    if events > MAX_ADVISE_EVENTS {
+        return Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{file}: a search of {runs} runs would simulate about {:.0} million events (at most {:.0} million here, half a minute of work); lower the runs, or run `sim advise`, which has no such bound",
+                events / 1e6,
+                MAX_ADVISE_EVENTS / 1e6
+            ),
+            Some("runs".to_string()),
+        ));
+    }
+    Ok(())
+}
+
 fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
     use crate::advise::{Metric, Objective};
     let started = Instant::now();
@@ -453,35 +485,7 @@ fn advise_blocking(req: &AdviseRequest) -> Result<AdviseResponse, RunError> {
             None,
         ));
     }
-    check_size(&crate::runner::Plan::new(&s), file)?;
-    // A run of a deep chain keeps a latency histogram and a series for each
-    // tier (60 KB a tier), a run and its twin at once on each thread: 280 MB
-    // for 1000 tiers on two threads, most of the playground's bound.
-    let tiers = s.world.chain.as_ref().map_or(1, |c| c.tiers());
-    if tiers > MAX_ADVISE_TIERS {
-        return Err((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!(
-                "{file}: a chain of {tiers} tiers is too deep to search here (at most \
-                 {MAX_ADVISE_TIERS} tiers); run `sim advise`, which has no such bound"
-            ),
-            None,
-        ));
-    }
-    // One run of the first strategy (and its twin) per run of the search.
-    let per_run = crate::runner::Plan::new(&s).events / s.strategies.len().max(1) as f64;
-    let events = per_run * req.runs as f64;
-    if events > MAX_ADVISE_EVENTS {
-        return refuse(
-            format!(
-                "{file}: a search of {} runs would simulate about {:.0} million events (at most {:.0} million here, half a minute of work); lower the runs, or run `sim advise`, which has no such bound",
-                req.runs,
-                events / 1e6,
-                MAX_ADVISE_EVENTS / 1e6
-            ),
-            "runs",
-        );
-    }
+    check_advise_size(&s, file, req.runs)?;
     let a = crate::advise::advise(&s, req.runs, 1, &objective, &|| {});
     let services = crate::advise::services(&s);
     let points = a

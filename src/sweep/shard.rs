@@ -356,49 +356,15 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
     })
 }
 
-/// Every cell's result in cell order, from a complete set of shards of one run
-/// of a sweep of `total` cells (what the scenario in the shards says).
-#[expect(
-    clippy::too_many_lines,
-    reason = "merges shards: checks, then the cells in order"
-)]
-pub fn combine(
-    shards: Vec<Shard>,
-    total: usize,
-) -> Result<(Manifest, String, Vec<CellResult>), ShardError> {
+/// The shards are every shard of one run, each once; the first's manifest
+/// says which run.
+fn check_complete(shards: &[Shard]) -> Result<(), ShardError> {
     let Some(first) = shards.first() else {
-        return Err(ShardError {
-            dir: PathBuf::from("."),
-            message: "no shard folders given".into(),
-        });
+        return Ok(());
     };
-    let (m0, text) = (first.manifest.clone(), first.scenario_text.clone());
-    if m0.cells != total {
-        return Err(ShardError {
-            dir: first.dir.clone(),
-            message: format!(
-                "shard.toml says the sweep has {} runs, and its scenario has {total}: it was \
-                 edited",
-                m0.cells
-            ),
-        });
-    }
-    // Every shard must be given, so a count far above the folders given is
-    // an error here, before anything the size of the count is allocated (a
-    // few missing are listed below).
-    if m0.shards as usize > shards.len().max(10_000) {
-        return Err(ShardError {
-            dir: first.dir.clone(),
-            message: format!(
-                "is shard {} of {}, and {} shard folders were given; a merge needs every shard",
-                m0.shard,
-                m0.shards,
-                shards.len()
-            ),
-        });
-    }
+    let m0 = &first.manifest;
     let mut seen = vec![None::<PathBuf>; m0.shards as usize];
-    for s in &shards {
+    for s in shards {
         let m = &s.manifest;
         let fail = |message: String| ShardError {
             dir: s.dir.clone(),
@@ -442,6 +408,47 @@ pub fn combine(
             ),
         });
     }
+    Ok(())
+}
+
+/// Every cell's result in cell order, from a complete set of shards of one run
+/// of a sweep of `total` cells (what the scenario in the shards says).
+pub fn combine(
+    shards: Vec<Shard>,
+    total: usize,
+) -> Result<(Manifest, String, Vec<CellResult>), ShardError> {
+    let Some(first) = shards.first() else {
+        return Err(ShardError {
+            dir: PathBuf::from("."),
+            message: "no shard folders given".into(),
+        });
+    };
+    let (m0, text) = (first.manifest.clone(), first.scenario_text.clone());
+    if m0.cells != total {
+        return Err(ShardError {
+            dir: first.dir.clone(),
+            message: format!(
+                "shard.toml says the sweep has {} runs, and its scenario has {total}: it was \
+                 edited",
+                m0.cells
+            ),
+        });
+    }
+    // Every shard must be given, so a count far above the folders given is
+    // an error here, before anything the size of the count is allocated (a
+    // few missing are listed below).
+    if m0.shards as usize > shards.len().max(10_000) {
+        return Err(ShardError {
+            dir: first.dir.clone(),
+            message: format!(
+                "is shard {} of {}, and {} shard folders were given; a merge needs every shard",
+                m0.shard,
+                m0.shards,
+                shards.len()
+            ),
+        });
+    }
+    check_complete(&shards)?;
     let mut results: Vec<Option<CellResult>> = vec![None; m0.cells];
     for s in shards {
         let spec = ShardSpec {

@@ -57,10 +57,6 @@ fn csv(path: &Path) -> Vec<Vec<String>> {
 }
 
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one fleet world checked column by column against its replicas"
-)]
 fn replicas_add_up_to_the_fleet_on_any_thread_count() {
     let dir = tempfile::TempDir::new().unwrap();
     let file = dir.path().join("fleet.toml");
@@ -106,52 +102,63 @@ fn replicas_add_up_to_the_fleet_on_any_thread_count() {
     );
     let summary = csv(&one.join("summary.csv"));
     let series = csv(&one.join("timeseries.csv"));
-    let col = |rows: &[Vec<String>], name: &str| rows[0].iter().position(|c| c == name).unwrap();
     for strategy in ["none", "full-jitter"] {
-        let mine: Vec<&Vec<String>> = replicas
-            .iter()
-            .skip(1)
-            .filter(|r| r[0] == strategy)
-            .collect();
-        // 4 replicas of 100 buckets.
-        assert_eq!(mine.len(), 400, "{strategy}");
-        // Every attempt reaches a replica (but those still on the wire at the
-        // end): arrivals add up to the attempts sent.
-        let arrived: f64 = mine
-            .iter()
-            .map(|r| r[3].parse::<f64>().unwrap() * 0.1)
+        replicas_add_up(strategy, &replicas, &summary, &series);
+    }
+}
+
+/// One strategy's rows of `replicas.csv` add up to its fleet's figures in
+/// `summary.csv` and `timeseries.csv` (4 replicas, 100 buckets of 0.1 s).
+fn replicas_add_up(
+    strategy: &str,
+    replicas: &[Vec<String>],
+    summary: &[Vec<String>],
+    series: &[Vec<String>],
+) {
+    let col = |rows: &[Vec<String>], name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let mine: Vec<&Vec<String>> = replicas
+        .iter()
+        .skip(1)
+        .filter(|r| r[0] == strategy)
+        .collect();
+    // 4 replicas of 100 buckets.
+    assert_eq!(mine.len(), 400, "{strategy}");
+    // Every attempt reaches a replica (but those still on the wire at the
+    // end): arrivals add up to the attempts sent.
+    let arrived: f64 = mine
+        .iter()
+        .map(|r| r[3].parse::<f64>().unwrap() * 0.1)
+        .sum();
+    let s = summary.iter().find(|r| r[0] == strategy).unwrap();
+    let attempts: f64 = s[col(summary, "attempts")].parse().unwrap();
+    assert!(
+        (attempts - arrived).abs() <= 50.0,
+        "{strategy}: {arrived} arrivals for {attempts} attempts"
+    );
+    // The replicas' crashes are the fleet's.
+    let crashes: u64 = mine.iter().map(|r| r[6].parse::<u64>().unwrap()).sum();
+    assert_eq!(
+        crashes.to_string(),
+        s[col(summary, "crashes")],
+        "{strategy}"
+    );
+    // Held, bucket by bucket, is the fleet's queue plus busy workers.
+    let (q, b) = (col(series, "queue_len"), col(series, "busy_workers"));
+    let fleet: Vec<f64> = series
+        .iter()
+        .skip(1)
+        .filter(|r| r[0] == strategy)
+        .map(|r| r[q].parse::<f64>().unwrap() + r[b].parse::<f64>().unwrap())
+        .collect();
+    for (k, total) in fleet.iter().enumerate() {
+        let sum: f64 = (0..4)
+            .map(|rep| mine[rep * 100 + k][5].parse::<f64>().unwrap())
             .sum();
-        let s = summary.iter().find(|r| r[0] == strategy).unwrap();
-        let attempts: f64 = s[col(&summary, "attempts")].parse().unwrap();
+        // Each file rounds: held to 0.01 per replica, the gauges to 0.1.
         assert!(
-            (attempts - arrived).abs() <= 50.0,
-            "{strategy}: {arrived} arrivals for {attempts} attempts"
+            (sum - total).abs() < 0.2,
+            "{strategy} bucket {k}: {sum} against {total}"
         );
-        // The replicas' crashes are the fleet's.
-        let crashes: u64 = mine.iter().map(|r| r[6].parse::<u64>().unwrap()).sum();
-        assert_eq!(
-            crashes.to_string(),
-            s[col(&summary, "crashes")],
-            "{strategy}"
-        );
-        // Held, bucket by bucket, is the fleet's queue plus busy workers.
-        let (q, b) = (col(&series, "queue_len"), col(&series, "busy_workers"));
-        let fleet: Vec<f64> = series
-            .iter()
-            .skip(1)
-            .filter(|r| r[0] == strategy)
-            .map(|r| r[q].parse::<f64>().unwrap() + r[b].parse::<f64>().unwrap())
-            .collect();
-        for (k, total) in fleet.iter().enumerate() {
-            let sum: f64 = (0..4)
-                .map(|rep| mine[rep * 100 + k][5].parse::<f64>().unwrap())
-                .sum();
-            // Each file rounds: held to 0.01 per replica, the gauges to 0.1.
-            assert!(
-                (sum - total).abs() < 0.2,
-                "{strategy} bucket {k}: {sum} against {total}"
-            );
-        }
     }
 }
 

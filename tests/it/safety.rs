@@ -174,11 +174,53 @@ fn a_merge_never_deletes_its_shards() {
     assert!(parts.iter().all(|p| p.join("cells.csv").exists()));
 }
 
+/// Damage done to a shard folder.
+type Damage = fn(&Path);
+
+/// Ways a shard folder gets damaged, each named.
+const DAMAGES: [(&str, Damage); 5] = [
+    ("a truncated timeline", |p| {
+        let f = p.join("timeline.csv");
+        let b = fs::read(&f).unwrap();
+        fs::write(&f, &b[..b.len() / 2]).unwrap();
+    }),
+    ("a NaN figure", |p| {
+        let f = p.join("cells.csv");
+        let t = fs::read_to_string(&f).unwrap();
+        let mut lines: Vec<String> = t.lines().map(str::to_string).collect();
+        let row: Vec<&str> = lines[1].split(',').collect();
+        let mut row: Vec<String> = row.iter().map(|s| s.to_string()).collect();
+        row[1] = "NaN".into();
+        lines[1] = row.join(",");
+        fs::write(&f, lines.join("\n") + "\n").unwrap();
+    }),
+    ("a huge cell count", |p| {
+        let f = p.join("shard.toml");
+        let t = fs::read_to_string(&f).unwrap();
+        let t = t
+            .lines()
+            .map(|l| {
+                if l.starts_with("cells =") {
+                    "cells = 999999999999999".to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        fs::write(&f, t).unwrap();
+    }),
+    ("shard zero", |p| {
+        let f = p.join("shard.toml");
+        let t = fs::read_to_string(&f).unwrap();
+        fs::write(&f, t.replace("shard = 1", "shard = 0")).unwrap();
+    }),
+    ("a missing file", |p| {
+        fs::remove_file(p.join("cells.csv")).unwrap()
+    }),
+];
+
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one damage after another to a copy of the same shards"
-)]
 fn damaged_shards_are_refused_and_the_merge_keeps_the_fingerprint() {
     let dir = TempDir::new().unwrap();
     let parts = shards(dir.path(), Some("parts"), 2);
@@ -206,49 +248,7 @@ fn damaged_shards_are_refused_and_the_merge_keeps_the_fingerprint() {
         manifest.contains(&format!("scenario_fingerprint = \"{print}\"")),
         "{manifest}"
     );
-    type Damage = fn(&Path);
-    let cases: [(&str, Damage); 5] = [
-        ("a truncated timeline", |p| {
-            let f = p.join("timeline.csv");
-            let b = fs::read(&f).unwrap();
-            fs::write(&f, &b[..b.len() / 2]).unwrap();
-        }),
-        ("a NaN figure", |p| {
-            let f = p.join("cells.csv");
-            let t = fs::read_to_string(&f).unwrap();
-            let mut lines: Vec<String> = t.lines().map(str::to_string).collect();
-            let row: Vec<&str> = lines[1].split(',').collect();
-            let mut row: Vec<String> = row.iter().map(|s| s.to_string()).collect();
-            row[1] = "NaN".into();
-            lines[1] = row.join(",");
-            fs::write(&f, lines.join("\n") + "\n").unwrap();
-        }),
-        ("a huge cell count", |p| {
-            let f = p.join("shard.toml");
-            let t = fs::read_to_string(&f).unwrap();
-            let t = t
-                .lines()
-                .map(|l| {
-                    if l.starts_with("cells =") {
-                        "cells = 999999999999999".to_string()
-                    } else {
-                        l.to_string()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            fs::write(&f, t).unwrap();
-        }),
-        ("shard zero", |p| {
-            let f = p.join("shard.toml");
-            let t = fs::read_to_string(&f).unwrap();
-            fs::write(&f, t.replace("shard = 1", "shard = 0")).unwrap();
-        }),
-        ("a missing file", |p| {
-            fs::remove_file(p.join("cells.csv")).unwrap()
-        }),
-    ];
-    for (what, damage) in cases {
+    for (what, damage) in DAMAGES {
         let saved: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(&parts[0])
             .unwrap()
             .map(|e| {

@@ -65,38 +65,11 @@ fn run_body(edits: &[(&str, &str)]) -> String {
     serde_json::json!({ "text": text, "file": "scenarios/outage.toml", "edits": edits }).to_string()
 }
 
-#[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one session of the playground, request after request"
-)]
-fn the_playground_serves_runs_and_explains() {
-    let server = start();
-    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
-
-    // The page: everything inline, nothing from elsewhere.
-    let (status, page) = http(&server.addr, "GET", "/", "");
-    assert_eq!(status, 200);
-    assert!(page.contains("retry-storm playground"));
-    assert!(page.contains("uPlot"), "the chart library is inline");
-    for bad in ["src=\"http", "href=\"http", "<link"] {
-        assert!(!page.contains(bad), "the page references {bad}");
-    }
-
-    // The shipped scenarios.
-    let (status, list) = http(&server.addr, "GET", "/api/scenarios", "");
-    assert_eq!(status, 200);
-    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
-    assert!(
-        list.as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["name"] == "outage")
-    );
-
-    // A run with an edit: the summary is the CLI's for the same edited file.
+/// A run with an edit answers the summary `sim run` writes for the edited
+/// file it sends back.
+fn an_edited_run_is_the_clis(addr: &str) {
     let (status, body) = http(
-        &server.addr,
+        addr,
         "POST",
         "/api/run",
         &run_body(&[("clients.count", "500")]),
@@ -131,6 +104,35 @@ fn the_playground_serves_runs_and_explains() {
         "the same engine, the same figures"
     );
     assert!(r["table"].as_str().unwrap().contains("<table"));
+}
+
+#[test]
+fn the_playground_serves_runs_and_explains() {
+    let server = start();
+    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
+
+    // The page: everything inline, nothing from elsewhere.
+    let (status, page) = http(&server.addr, "GET", "/", "");
+    assert_eq!(status, 200);
+    assert!(page.contains("retry-storm playground"));
+    assert!(page.contains("uPlot"), "the chart library is inline");
+    for bad in ["src=\"http", "href=\"http", "<link"] {
+        assert!(!page.contains(bad), "the page references {bad}");
+    }
+
+    // The shipped scenarios.
+    let (status, list) = http(&server.addr, "GET", "/api/scenarios", "");
+    assert_eq!(status, 200);
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "outage")
+    );
+
+    // A run with an edit: the summary is the CLI's for the same edited file.
+    an_edited_run_is_the_clis(&server.addr);
 
     // A bad value: the CLI's message, at the key.
     let (status, body) = http(
