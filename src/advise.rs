@@ -371,7 +371,8 @@ pub fn worlds(seed: u64) -> Vec<World> {
     out
 }
 
-fn scaled(world: &WorldConfig, length: f64) -> WorldConfig {
+/// `world` with each outage's length times `length`, kept within the run.
+pub fn scaled(world: &WorldConfig, length: f64) -> WorldConfig {
     let mut w = world.clone();
     for o in &mut w.outages {
         let span = (o.end.0 - o.start.0) as f64 * length;
@@ -456,7 +457,7 @@ const TWINS_BYTES: usize = 256 << 20;
 /// The settings a search tries: `drawn` of the grid around the template's
 /// timeout, a seeded partial shuffle, each with a setting of its own for the
 /// calls to each service of a chain.
-fn draw(template: &Strategy, drawn: usize, seed: u64) -> Vec<Candidate> {
+pub fn draw(template: &Strategy, drawn: usize, seed: u64) -> Vec<Candidate> {
     let mut all = grid(template.policy.timeout);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // A seeded partial shuffle: the first `drawn` of the grid.

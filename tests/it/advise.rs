@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use retry_storm::advise::{self, Metric, Objective};
-use retry_storm::scenario;
+use retry_storm::{model, scenario};
 
 use crate::common::sim;
 
@@ -92,6 +92,90 @@ fn the_front_and_the_pick_are_what_the_scores_say() {
         }
         None => assert!(feasible.is_empty()),
     }
+}
+
+/// An oracle for the search: every setting it draws (4 here, a tiny grid),
+/// run in each of its six worlds apart from the search. The finalists are
+/// drawn settings, their scores are those runs' means (taken here from the
+/// runs' summaries: failed, successes lost, peak load, p99 with no success
+/// counted as hopeless), and the front and the pick are those a brute force
+/// over the finalists' scores finds.
+#[test]
+fn the_search_agrees_with_a_brute_force_of_its_draws() {
+    let s = scenario::load(Path::new("scenarios/outage.toml")).unwrap();
+    let objective = Objective::parse("failed; peak_load_ratio <= 1.5").unwrap();
+    // 10 runs draw 4 settings (a setting costs 2.125 runs), halved to 2.
+    let a = advise::advise(&s, 10, 3, &objective, &|| {});
+    assert_eq!(a.drawn, 4);
+    assert_eq!(a.finalists.len(), 2);
+    let template = &s.strategies[0];
+    let drawn = advise::draw(template, 4, 3);
+    let base = s.world_for(0);
+    let means: Vec<[f64; 4]> = drawn
+        .iter()
+        .map(|c| {
+            let strategy = c.strategy(template, "oracle".into());
+            let mut sums = [0.0; 4];
+            let worlds = advise::worlds(s.seed);
+            for w in &worlds {
+                let world = advise::scaled(&base, w.length);
+                let m = model::run_measured_with(&world, &strategy, w.seed, &s.metrics, None);
+                let v = &m.summary;
+                let values = [
+                    v.failed as f64,
+                    v.successes_lost.unwrap_or(0) as f64,
+                    v.peak_load_ratio.unwrap_or(0.0),
+                    v.latency_p99_s.unwrap_or(f64::MAX / 4.0),
+                ];
+                for (sum, x) in sums.iter_mut().zip(values) {
+                    *sum += x;
+                }
+            }
+            sums.map(|x| x / worlds.len() as f64)
+        })
+        .collect();
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0);
+    let mut brute = Vec::new();
+    for (candidate, scores) in &a.finalists {
+        let k = drawn
+            .iter()
+            .position(|d| d == candidate)
+            .expect("a finalist is a drawn setting");
+        for (j, m) in Metric::ALL.into_iter().enumerate() {
+            assert!(
+                close(scores.get(m), means[k][j]),
+                "setting {k}, {}: the search says {}, its runs {}",
+                m.name(),
+                scores.get(m),
+                means[k][j]
+            );
+        }
+        brute.push(means[k]);
+    }
+    // The brute force: the front is every finalist no other beats; the pick
+    // is the front's best on failed among those within the peak limit, then
+    // on the other metrics in order, then the first.
+    let beats = |x: &[f64; 4], y: &[f64; 4]| {
+        x.iter().zip(y).all(|(p, q)| p <= q) && x.iter().zip(y).any(|(p, q)| p < q)
+    };
+    let front: Vec<usize> = (0..brute.len())
+        .filter(|&i| !brute.iter().any(|o| beats(o, &brute[i])))
+        .collect();
+    assert_eq!(a.front, front);
+    let pick = front
+        .iter()
+        .copied()
+        .filter(|&i| brute[i][2] <= 1.5)
+        .min_by(|&x, &y| {
+            brute[x]
+                .iter()
+                .zip(&brute[y])
+                .map(|(p, q)| p.total_cmp(q))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(x.cmp(&y))
+        });
+    assert_eq!(a.pick, pick);
 }
 
 #[test]
