@@ -226,6 +226,24 @@ fn server_side_scenario() {
     check("scenarios/server-side.toml");
 }
 
+/// A fleet behind a balancer, with outlier ejection and health checks.
+#[test]
+fn fleet_scenario() {
+    check("scenarios/fleet.toml");
+}
+
+/// A zone's replicas lost at once.
+#[test]
+fn zone_scenario() {
+    check("scenarios/zone.toml");
+}
+
+/// An autoscaled fleet: replicas come and go during the run.
+#[test]
+fn autoscale_scenario() {
+    check("scenarios/autoscale.toml");
+}
+
 /// Memory must follow the clients, not the events: a run ten times as long
 /// leaves no more events pending. The first 60 s of the long run are the short
 /// run itself (same seed, same streams), so its peak can only be equal or
