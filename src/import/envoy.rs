@@ -667,3 +667,56 @@ fn path_of(path: &str, key: &str) -> String {
         format!("{path}.{key}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The first strategy's `key = value` pairs from importing `text`.
+    fn keys(text: &str) -> Vec<(String, String)> {
+        let imported = crate::import::import_text("t", text).unwrap_or_else(|e| panic!("{e}"));
+        imported.strategies[0]
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.value.clone()))
+            .collect()
+    }
+
+    /// The value of `key` in `keys`.
+    fn value<'k>(keys: &'k [(String, String)], key: &str) -> &'k str {
+        keys.iter()
+            .find(|(k, _)| k == key)
+            .map_or_else(|| panic!("no {key} in {keys:?}"), |(_, v)| v.as_str())
+    }
+
+    /// A route's retry_policy: num_retries, the per-try timeout and the
+    /// route's timeout as the whole request's; `5xx` and `reset` as the
+    /// outcomes Envoy retries; Envoy's default back-off (25 ms, 250 ms).
+    #[test]
+    fn a_route_retry_policy_maps_field_by_field() {
+        let k = keys(
+            "route:\n  cluster: x\n  timeout: 3s\n  retry_policy:\n    retry_on: \"5xx,reset\"\n    \
+             num_retries: 2\n    per_try_timeout: 0.5s\n",
+        );
+        assert_eq!(value(&k, "max_retries"), "2");
+        assert_eq!(value(&k, "timeout"), "\"500ms\"");
+        assert_eq!(value(&k, "deadline"), "\"3s\"");
+        assert_eq!(value(&k, "backoff"), "\"envoy\"");
+        assert_eq!(value(&k, "base"), "\"25ms\"");
+        assert_eq!(value(&k, "cap"), "\"250ms\"");
+        let on = value(&k, "retry_on");
+        for o in ["\"500\"", "\"503\"", "\"reset\""] {
+            assert!(on.contains(o), "{on}");
+        }
+        assert!(!on.contains("\"429\""), "5xx is not 4xx: {on}");
+    }
+
+    /// Envoy's defaults where a field is absent: one retry, and a
+    /// max_interval of ten times the base_interval.
+    #[test]
+    fn absent_fields_take_envoys_defaults() {
+        let k =
+            keys("retry_policy:\n  retry_on: 5xx\n  retry_back_off:\n    base_interval: 0.1s\n");
+        assert_eq!(value(&k, "max_retries"), "1");
+        assert_eq!(value(&k, "base"), "\"100ms\"");
+        assert_eq!(value(&k, "cap"), "\"1s\"");
+    }
+}

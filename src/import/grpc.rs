@@ -481,3 +481,68 @@ fn hedging_policy(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// The first strategy's `key = value` pairs from importing `text`.
+    fn keys(text: &str) -> Vec<(String, String)> {
+        let imported = crate::import::import_text("t", text).unwrap_or_else(|e| panic!("{e}"));
+        imported.strategies[0]
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.value.clone()))
+            .collect()
+    }
+
+    /// The value of `key` in `keys`.
+    fn value<'k>(keys: &'k [(String, String)], key: &str) -> &'k str {
+        keys.iter()
+            .find(|(k, _)| k == key)
+            .map_or_else(|| panic!("no {key} in {keys:?}"), |(_, v)| v.as_str())
+    }
+
+    /// gRFC A6: maxAttempts counts the first attempt and is lowered to 5;
+    /// the backoff's fields map one to one; the method's timeout is the
+    /// whole call's; retryThrottling is a token bucket.
+    #[test]
+    fn a_retry_policy_maps_field_by_field() {
+        let k = keys(
+            r#"{"methodConfig":[{"name":[{"service":"a.B"}],"timeout":"2s",
+            "retryPolicy":{"maxAttempts":7,"initialBackoff":"0.1s","maxBackoff":"1s",
+            "backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}],
+            "retryThrottling":{"maxTokens":10,"tokenRatio":0.1}}"#,
+        );
+        assert_eq!(value(&k, "max_retries"), "4");
+        assert_eq!(value(&k, "base"), "\"100ms\"");
+        assert_eq!(value(&k, "cap"), "\"1s\"");
+        assert_eq!(value(&k, "multiplier"), "2");
+        assert_eq!(value(&k, "deadline"), "\"2s\"");
+        assert_eq!(value(&k, "timeout"), "\"none\"");
+        assert!(value(&k, "retry_on").contains("\"503\""));
+        assert!(value(&k, "budget").contains("token-bucket"));
+        assert!(value(&k, "budget").contains("max_tokens = 10"));
+    }
+
+    /// What gRPC rejects is refused at its field: fewer than 2 attempts, a
+    /// status code that is not one.
+    #[test]
+    fn invalid_policies_are_refused_at_the_field() {
+        let policy = |attempts: u32, code: &str| {
+            format!(
+                r#"{{"methodConfig":[{{"name":[{{}}],"retryPolicy":{{"maxAttempts":{attempts},
+                "initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,
+                "retryableStatusCodes":["{code}"]}}}}]}}"#
+            )
+        };
+        let e = crate::import::import_text("t", &policy(1, "UNAVAILABLE")).unwrap_err();
+        assert!(
+            e.0.contains("retryPolicy.maxAttempts") && e.0.contains("at least 2"),
+            "{e}"
+        );
+        let e = crate::import::import_text("t", &policy(3, "NOPE")).unwrap_err();
+        assert!(
+            e.0.contains("retryableStatusCodes[0]") && e.0.contains("UNAVAILABLE"),
+            "{e}"
+        );
+    }
+}

@@ -342,3 +342,62 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The first strategy's `key = value` pairs from importing `text`.
+    fn keys(text: &str) -> Vec<(String, String)> {
+        let imported = crate::import::import_text("t", text).unwrap_or_else(|e| panic!("{e}"));
+        imported.strategies[0]
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.value.clone()))
+            .collect()
+    }
+
+    /// The value of `key` in `keys`.
+    fn value<'k>(keys: &'k [(String, String)], key: &str) -> &'k str {
+        keys.iter()
+            .find(|(k, _)| k == key)
+            .map_or_else(|| panic!("no {key} in {keys:?}"), |(_, v)| v.as_str())
+    }
+
+    const ROUTE: &str = "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  \
+                         name: r\nspec:\n  hosts: [r]\n  http:\n  - route:\n    - destination:\n        \
+                         host: r\n";
+
+    /// Istio's attempts are retries; perTryTimeout and the route's timeout
+    /// map to the attempt's and the request's; the back-off is Envoy's
+    /// default, which Istio does not set.
+    #[test]
+    fn a_route_with_retries_maps_field_by_field() {
+        let k = keys(&format!(
+            "{ROUTE}    timeout: 4s\n    retries:\n      attempts: 3\n      perTryTimeout: 1s\n      \
+             retryOn: \"connect-failure,503\"\n"
+        ));
+        assert_eq!(value(&k, "max_retries"), "3");
+        assert_eq!(value(&k, "timeout"), "\"1s\"");
+        assert_eq!(value(&k, "deadline"), "\"4s\"");
+        assert_eq!(value(&k, "retry_on"), "[\"refused\", \"503\"]");
+        assert_eq!(value(&k, "base"), "\"25ms\"");
+    }
+
+    /// A route that says nothing of retries gets Istio's mesh default, 2
+    /// retries, the retries users do not see; a DestinationRule's
+    /// maxRetries is Envoy's limit on retries in progress at once.
+    #[test]
+    fn the_mesh_default_and_a_destination_rules_limit() {
+        let k = keys(&format!(
+            "{ROUTE}---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  \
+             name: d\nspec:\n  host: r\n  trafficPolicy:\n    connectionPool:\n      http:\n        \
+             maxRetries: 5\n"
+        ));
+        assert_eq!(value(&k, "max_retries"), "2");
+        assert!(value(&k, "retry_on").contains("\"503\""));
+        let budget = value(&k, "budget");
+        assert!(
+            budget.contains("concurrency") && budget.contains("min_concurrency = 5"),
+            "{budget}"
+        );
+    }
+}

@@ -358,3 +358,52 @@ impl<'a> Checker<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    const SMALL: &str = include_str!("../../../tests/fixtures/small.toml");
+
+    /// The key `small.toml` with `from` replaced by `to` is refused at, and
+    /// its message.
+    fn refused(from: &str, to: &str) -> (Option<String>, String) {
+        assert!(SMALL.contains(from), "{from}");
+        let text = SMALL.replacen(from, to, 1);
+        let e = crate::scenario::parse(&text, std::path::Path::new("small.toml"))
+            .expect_err("an invalid scenario");
+        (e.key.clone(), e.to_string())
+    }
+
+    /// One bad key of each subject is refused at its own key, with what
+    /// would be valid.
+    #[test]
+    fn each_subject_refuses_at_its_key() {
+        for (from, to, key, words) in [
+            ("workers = 4", "workers = 0", "server.workers", "from 1 to"),
+            ("count = 100", "count = -1", "clients.count", ""),
+            ("end = \"5s\"", "end = \"3s\"", "outage[0].end", "after"),
+            (
+                "workers = 4",
+                "workers = 4\nreplicas = 2\nbalancer = \"fastest\"",
+                "server.balancer",
+                "round-robin",
+            ),
+            (
+                "queue = 50",
+                "queue = 50\ncalls = [\"db\"]",
+                "server.calls",
+                "[[service]]",
+            ),
+        ] {
+            let (at, message) = refused(from, to);
+            assert_eq!(at.as_deref(), Some(key), "{message}");
+            assert!(message.contains(words), "{key}: {message}");
+        }
+    }
+
+    #[test]
+    fn the_fixture_itself_is_valid() {
+        let s = crate::scenario::parse(SMALL, std::path::Path::new("small.toml")).unwrap();
+        assert_eq!(s.strategies.len(), 2);
+        assert_eq!(s.world.outages.len(), 1);
+    }
+}
