@@ -11,6 +11,7 @@ mod chain_fleets;
 mod cli;
 mod common;
 mod conformance;
+mod conservation;
 mod docs;
 mod fidelity;
 mod fleet;
