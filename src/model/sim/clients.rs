@@ -5,7 +5,6 @@ use super::callers::{Parts, Side};
 use super::{ServerState, Sim};
 use crate::engine::SimTime;
 use crate::metrics::recorder::Gauge;
-use crate::model::balancer::NO_UPSTREAM;
 use crate::model::event::{Event, Kind};
 use crate::model::{Load, Observer};
 use crate::retry::{GiveUp, HedgingConfig, Outcome};
@@ -167,16 +166,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let (kind, replica) = match &mut self.server {
             ServerState::One(_) => (Kind::AtServer, 0),
             ServerState::Fleet(fleet) => {
-                let mut r = fleet.balance.pick(&mut self.rng.balance);
-                if fleet.retry_other
-                    && retries > 0
-                    && r == usize::from(self.slots.get(slot).replica)
-                    && r != NO_UPSTREAM
-                {
-                    r = fleet.balance.repick(r, &mut self.rng.balance);
-                }
-                let r = r as u16;
-                self.slots.get(slot).replica = r;
+                let request = self.slots.get(slot);
+                let r = fleet.pick(retries > 0, request.replica, &mut self.rng.balance);
+                request.replica = r;
                 (Kind::AtServer, r)
             }
             ServerState::Occ(_) => (Kind::ReadAtServer, 0),

@@ -8,15 +8,6 @@ use super::*;
 /// it, and the chain's per-tier figures count them.
 pub(in crate::model::sim) struct ChainCalls;
 
-impl ChainCalls {
-    /// The chain, whose handlers run only in a world with one.
-    fn chain<'s, O: Observer, const W: bool>(sim: &'s mut Sim<'_, O, W>) -> &'s mut ChainRun {
-        sim.chain
-            .as_mut()
-            .expect("a chain's handler runs with a chain")
-    }
-}
-
 impl Side for ChainCalls {
     const RESPONSE: Kind = Kind::CallResponse;
     const TIMEOUT: Kind = Kind::CallTimeout;
@@ -42,7 +33,7 @@ impl Side for ChainCalls {
     }
 
     fn tier<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32) -> usize {
-        Self::chain(sim).links[slot as usize].tier as usize
+        sim.chain().links[slot as usize].tier as usize
     }
 
     fn hedging<O: Observer, const W: bool>(
@@ -50,7 +41,7 @@ impl Side for ChainCalls {
         slot: u32,
     ) -> Option<HedgingConfig> {
         let tier = Self::tier(sim, slot);
-        Self::chain(sim).hedging(tier)
+        sim.chain().hedging(tier)
     }
 
     /// The call goes to the replica its callers' balancer picks.
@@ -61,18 +52,12 @@ impl Side for ChainCalls {
         retries: u32,
     ) -> u16 {
         let tier = Self::tier(sim, slot);
-        let previous = usize::from(Self::chain(sim).slots.get(slot).replica);
+        let previous = sim.chain().slots.get(slot).replica;
         let replica = match tier_server(&mut sim.server, &mut sim.chain, tier) {
-            Some(ServerState::Fleet(f)) => {
-                let mut r = f.balance.pick(&mut sim.rng.balance);
-                if f.retry_other && retries > 0 && r == previous && r != NO_UPSTREAM {
-                    r = f.balance.repick(r, &mut sim.rng.balance);
-                }
-                r as u16
-            }
+            Some(ServerState::Fleet(f)) => f.pick(retries > 0, previous, &mut sim.rng.balance),
             _ => 0,
         };
-        Self::chain(sim).slots.get(slot).replica = replica;
+        sim.chain().slots.get(slot).replica = replica;
         let hop = sim.hop();
         let ev = Event {
             aux: tier as u32,
@@ -86,7 +71,7 @@ impl Side for ChainCalls {
     fn sent<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32, retries: u32) {
         let tier = Self::tier(sim, slot);
         let now = sim.now;
-        let c = Self::chain(sim);
+        let c = sim.chain();
         c.totals[tier].attempts += 1;
         c.totals[tier].retries += u64::from(retries > 0);
         if let Some(count) = c.series[tier].get_mut((now.0 / c.width) as usize) {
@@ -102,7 +87,7 @@ impl Side for ChainCalls {
     fn succeeded<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32) {
         let tier = Self::tier(sim, slot);
         let now = sim.now;
-        let c = Self::chain(sim);
+        let c = sim.chain();
         let started = c.slots.peek(slot).started;
         c.latency[tier].record(now - started);
         if c.hedging(tier).is_some() {
@@ -112,12 +97,12 @@ impl Side for ChainCalls {
 
     fn refused_locally<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32, _: bool) {
         let tier = Self::tier(sim, slot);
-        Self::chain(sim).totals[tier].rejected_locally += 1;
+        sim.chain().totals[tier].rejected_locally += 1;
     }
 
     fn failed<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32, _: GiveUp) {
         let tier = Self::tier(sim, slot);
-        Self::chain(sim).totals[tier].calls_failed += 1;
+        sim.chain().totals[tier].calls_failed += 1;
     }
 
     /// The worker that made the call learns its end: it makes its next
@@ -128,7 +113,7 @@ impl Side for ChainCalls {
         failure: Option<GiveUp>,
     ) {
         let ok = failure.is_none();
-        let c = Self::chain(sim);
+        let c = sim.chain();
         c.slots.release(slot);
         let link = c.links[slot as usize];
         let (tier, replica, worker) = (
@@ -164,7 +149,7 @@ impl Side for ChainCalls {
         if pending > 0 {
             return;
         }
-        Self::chain(sim).holds[tier][i].active = false;
+        sim.chain().holds[tier][i].active = false;
         sim.release_held(tier, replica, worker, epoch, !failed);
     }
 }

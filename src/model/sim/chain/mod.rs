@@ -28,7 +28,6 @@ use super::{ServerState, Sim};
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::tiers::TierTotals;
 use crate::model::Observer;
-use crate::model::balancer::NO_UPSTREAM;
 use crate::model::chain::{CallMode, Calls, ChainConfig};
 use crate::model::client::Slots;
 use crate::model::event::{Event, Kind};
