@@ -498,8 +498,10 @@ mod tests {
                     tiers: None,
                     name: name.into(),
                     summary: Summary {
-                        logical_requests: 1000,
-                        succeeded: 1000 - failed,
+                        // Enough requests for every row's failures (a
+                        // debug build's subtraction would overflow).
+                        logical_requests: 10_000,
+                        succeeded: 10_000 - failed,
                         failed,
                         in_flight_at_end: 0,
                         attempts: 1000,
