@@ -98,4 +98,43 @@ mod tests {
         assert_eq!(t.reject_probability(SimTime(121_000_000_000)), 0.0);
         assert_eq!(t.counts.counts(), (0, 0));
     }
+
+    /// An answer counts as an accept when the backend answered rather than
+    /// refused it (OK and the client's own errors), not when it shed,
+    /// failed or timed out.
+    #[test]
+    fn answers_the_backend_gave_count_as_accepts() {
+        let mut t = Throttle::new(&ThrottleConfig {
+            k: 2.0,
+            window: SimDuration::from_secs(120),
+        });
+        let now = SimTime(1);
+        for _ in 0..10 {
+            t.on_request(now);
+        }
+        for o in [
+            Outcome::Status503,
+            Outcome::Status429,
+            Outcome::Timeout,
+            Outcome::Reset,
+        ] {
+            t.on_answer(now, o);
+        }
+        assert_eq!(
+            t.counts.counts(),
+            (10, 0),
+            "refusals and timeouts are not accepts"
+        );
+        for o in [
+            Outcome::Ok,
+            Outcome::Status400,
+            Outcome::Status401,
+            Outcome::Status409,
+        ] {
+            t.on_answer(now, o);
+        }
+        assert_eq!(t.counts.counts(), (10, 4));
+        // (10 - 2 * 4) / 11
+        assert!((t.reject_probability(now) - 2.0 / 11.0).abs() < 1e-12);
+    }
 }
