@@ -670,22 +670,7 @@ fn path_of(path: &str, key: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// The first strategy's `key = value` pairs from importing `text`.
-    fn keys(text: &str) -> Vec<(String, String)> {
-        let imported = crate::import::import_text("t", text).unwrap_or_else(|e| panic!("{e}"));
-        imported.strategies[0]
-            .entries
-            .iter()
-            .map(|e| (e.key.clone(), e.value.clone()))
-            .collect()
-    }
-
-    /// The value of `key` in `keys`.
-    fn value<'k>(keys: &'k [(String, String)], key: &str) -> &'k str {
-        keys.iter()
-            .find(|(k, _)| k == key)
-            .map_or_else(|| panic!("no {key} in {keys:?}"), |(_, v)| v.as_str())
-    }
+    use crate::import::tests::{keys, value};
 
     /// A route's retry_policy: num_retries, the per-try timeout and the
     /// route's timeout as the whole request's; `5xx` and `reset` as the

@@ -345,22 +345,7 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
 
 #[cfg(test)]
 mod tests {
-    /// The first strategy's `key = value` pairs from importing `text`.
-    fn keys(text: &str) -> Vec<(String, String)> {
-        let imported = crate::import::import_text("t", text).unwrap_or_else(|e| panic!("{e}"));
-        imported.strategies[0]
-            .entries
-            .iter()
-            .map(|e| (e.key.clone(), e.value.clone()))
-            .collect()
-    }
-
-    /// The value of `key` in `keys`.
-    fn value<'k>(keys: &'k [(String, String)], key: &str) -> &'k str {
-        keys.iter()
-            .find(|(k, _)| k == key)
-            .map_or_else(|| panic!("no {key} in {keys:?}"), |(_, v)| v.as_str())
-    }
+    use crate::import::tests::{keys, value};
 
     const ROUTE: &str = "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  \
                          name: r\nspec:\n  hosts: [r]\n  http:\n  - route:\n    - destination:\n        \

@@ -299,7 +299,25 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    /// The first strategy's `key = value` pairs from importing `text` (the
+    /// readers' own tests use it).
+    pub(crate) fn keys(text: &str) -> Vec<(String, String)> {
+        let imported = super::import_text("t", text).unwrap_or_else(|e| panic!("{e}"));
+        imported.strategies[0]
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.value.clone()))
+            .collect()
+    }
+
+    /// The value of `key` in `keys`.
+    pub(crate) fn value<'k>(keys: &'k [(String, String)], key: &str) -> &'k str {
+        keys.iter()
+            .find(|(k, _)| k == key)
+            .map_or_else(|| panic!("no {key} in {keys:?}"), |(_, v)| v.as_str())
+    }
+
     use super::*;
 
     #[test]

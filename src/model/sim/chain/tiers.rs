@@ -280,21 +280,45 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         let (outcome, local) = match calls_ok {
             None => (Outcome::Ok, done.service),
-            Some(ok) => {
-                let c = self.chain();
-                let hold = c.holds[tier][r * c.workers[tier] + worker as usize];
-                let local = SimDuration(done.service.0.saturating_sub((now - hold.local_done).0));
-                (if ok { Outcome::Ok } else { Outcome::Status503 }, local)
-            }
+            Some(ok) => (
+                if ok { Outcome::Ok } else { Outcome::Status503 },
+                self.own_part(tier, r, worker, done.service),
+            ),
         };
         let delivered = self.answer::<ChainCalls>(done.job, outcome);
+        // (A hedged call's OK is counted when it ends the call: two copies
+        // may both answer OK.)
+        self.count_work(
+            tier,
+            local,
+            delivered,
+            outcome == Outcome::Ok && hedging.is_none(),
+        );
+    }
+
+    /// The part of a held attempt's `service` its worker spent on its own
+    /// work, before its calls began.
+    fn own_part(
+        &mut self,
+        tier: usize,
+        r: usize,
+        worker: u32,
+        service: SimDuration,
+    ) -> SimDuration {
+        let now = self.now;
+        let c = self.chain();
+        let hold = c.holds[tier][r * c.workers[tier] + worker as usize];
+        SimDuration(service.0.saturating_sub((now - hold.local_done).0))
+    }
+
+    /// `tier` did `local` of work on an attempt: wasted unless its answer was
+    /// `delivered`, and one more OK counted if `ok`.
+    fn count_work(&mut self, tier: usize, local: SimDuration, delivered: bool, ok: bool) {
         let t = &mut self.chain().totals[tier];
         t.work_ns += local.0;
         if !delivered {
             t.wasted_ns += local.0;
-        } else if outcome == Outcome::Ok && hedging.is_none() {
-            // (A hedged call's OK is counted when it ends the call: two
-            // copies may both answer OK.)
+        } else if ok {
             t.ok += 1;
         }
     }
@@ -326,18 +350,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if let Some((w, at)) = next {
             self.schedule_done(r, w, at);
         }
-        let c = self.chain();
-        let hold = c.holds[0][r * c.workers[0] + worker as usize];
-        let local = SimDuration(done.service.0.saturating_sub((now - hold.local_done).0));
+        let local = self.own_part(0, r, worker, done.service);
         let outcome = if ok { Outcome::Ok } else { Outcome::Status503 };
         let delivered = self.answer::<Users>(done.job, outcome);
-        let t = &mut self.chain().totals[0];
-        t.work_ns += local.0;
-        if !delivered {
-            t.wasted_ns += local.0;
-        } else if ok {
-            t.ok += 1;
-        }
+        self.count_work(0, local, delivered, ok);
         self.rec.work(done.service, !delivered);
         self.depart(r, now - done.job.arrived);
         if delivered && ok {
