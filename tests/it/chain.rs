@@ -261,6 +261,27 @@ fn deadline_propagation_cuts_the_work_done_for_callers_that_left() {
             .unwrap()
     };
     assert!(failed("propagated") < failed("plain"));
+    // Exact: every tier's attempt timeout is the users' 100 ms, and the
+    // deadline carried down clips a call's attempts to what is left of it,
+    // so below the users an attempt can only be retried after an answer
+    // that came back early (a 503 or a reset, which these roomy queues never
+    // give): with propagation no tier below retries at all, without it they do.
+    let retries = |strategy: &str, tier: &str| -> (u64, u64) {
+        let r = rows[1..]
+            .iter()
+            .find(|r| r[col("strategy")] == strategy && r[col("tier")] == tier)
+            .unwrap();
+        (
+            r[col("calls")].parse().unwrap(),
+            r[col("attempts")].parse().unwrap(),
+        )
+    };
+    for tier in ["1", "2"] {
+        let (calls, attempts) = retries("propagated", tier);
+        assert_eq!(attempts, calls, "tier {tier} retried past its deadline");
+        let (calls, attempts) = retries("plain", tier);
+        assert!(attempts > calls, "tier {tier} retries without a deadline");
+    }
 }
 
 /// Bad chains are errors at their keys, exit 2, and write nothing.
