@@ -29,7 +29,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use retry_storm::engine::{EventQueue, RngStreams, SimDuration, SimTime};
+use retry_storm::engine::{Draws, EventQueue, Purpose, SimDuration, SimTime, addr};
 use retry_storm::metrics::figures::FIGURES;
 use retry_storm::model::{self, Load, ServerModel};
 use retry_storm::scenario;
@@ -140,47 +140,46 @@ fn aws_floor(
     let Load::OneShot { clients } = world.load else {
         panic!("the AWS world is one-shot");
     };
-    let mut rng = RngStreams::new(seed);
+    let draws = Draws::new(seed);
     let mut queue = EventQueue::<(u8, u32, u32)>::with_horizon(SimDuration::from_nanos_f64(
         4.0 * world.network.mean_nanos(),
     ));
     let (mut record, mut events) = (0u32, 0u64);
     let mut retries = vec![(0u32, 0.0f64); clients as usize];
-    // Hops drawn 32 at a time, as the engine draws them.
-    let (mut hops, mut next) = ([SimDuration::ZERO; 32], 32);
-    let mut hop = |rng: &mut RngStreams| {
-        if next == hops.len() {
-            world.network.fill(&mut rng.network, &mut hops);
-            next = 0;
-        }
-        next += 1;
-        hops[next - 1]
-    };
+    // Each draw at its attempt's address, as the engine draws it.
+    let attempt = |c: u32, n: u32| addr::attempt(addr::request(addr::client(c), 0), n);
+    let hop = |purpose, c: u32, n: u32| world.network.sample(&mut draws.at(purpose, attempt(c, n)));
     // Every client starts at once.
     for c in 0..clients {
         queue.push(SimTime::ZERO, (SEND, c, 0));
     }
     while let Some((now, (kind, c, aux))) = queue.pop() {
         events += 1;
+        let n = retries[c as usize].0;
         match kind {
-            SEND => queue.push(now + hop(&mut rng), (READ, c, 0)),
+            SEND => queue.push(now + hop(Purpose::HopOut, c, n), (READ, c, 0)),
             READ => {
-                let (back, out) = (hop(&mut rng), hop(&mut rng));
+                let back = hop(Purpose::ReadBack, c, n);
+                let out = hop(Purpose::WriteOut, c, n);
                 queue.push(now + back + out, (WRITE, c, record));
             }
             WRITE => {
                 let won = aux == record;
                 record += u32::from(won);
-                queue.push(now + hop(&mut rng), (ANSWER, c, u32::from(won)));
+                queue.push(
+                    now + hop(Purpose::HopBack, c, n),
+                    (ANSWER, c, u32::from(won)),
+                );
             }
             _ if aux == 1 => {}
             _ => {
+                let mut jitter = draws.at(Purpose::Jitter, attempt(c, n));
                 let (n, memory) = &mut retries[c as usize];
                 *n += 1;
-                let (delay, next) = strategy.backoff.delay(*n, *memory, &mut rng.jitter);
+                let (delay, next) = strategy.backoff.delay(*n, *memory, &mut jitter);
                 *memory = next;
                 if delay == SimDuration::ZERO {
-                    queue.push(now + hop(&mut rng), (READ, c, 0));
+                    queue.push(now + hop(Purpose::HopOut, c, *n), (READ, c, 0));
                 } else {
                     queue.push(now + delay, (SEND, c, 0));
                 }

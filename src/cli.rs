@@ -23,7 +23,7 @@ pub enum Command {
         /// Output folder [default: results/<scenario name>].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Seed of every random stream, instead of the scenario's.
+        /// Seed of every random draw, instead of the scenario's.
         #[arg(long)]
         seed: Option<u64>,
         /// Write the CSV files only.

@@ -268,7 +268,7 @@ pub const SUMMARY: [Column<SummaryValue>; 36] = [
         "seed",
         "seed",
         AsIs,
-        "the seed of every random stream",
+        "the seed of every random draw",
         |r, _| r.seed.to_string(),
     ),
     sum(

@@ -3,7 +3,7 @@
 
 use rand::Rng;
 
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{SimDuration, SimTime, addr};
 use crate::retry::policy::Attempted;
 use crate::retry::{Budget, Decision, GiveUp, Outcome, Strategy};
 
@@ -44,18 +44,46 @@ pub struct Request {
     pub probe: bool,
     /// The replica the current attempt went to.
     pub replica: u16,
+    /// Its address: what names its draws ([`crate::engine::Draws`]).
+    pub id: u64,
+    /// `attempt` when it began: its attempts are `first + 1` on.
+    pub first: u32,
 }
 
 impl Request {
-    /// A new logical request starts at `now`, to give up at `deadline_at`.
+    /// A new logical request, at address `id`, starts at `now`, to give up
+    /// at `deadline_at`.
     #[inline]
-    pub fn begin(&mut self, now: SimTime, deadline_at: SimTime, bad: bool) {
+    pub fn begin(&mut self, id: u64, now: SimTime, deadline_at: SimTime, bad: bool) {
+        self.id = id;
+        self.first = self.attempt;
         self.started = now;
         self.deadline_at = deadline_at;
         self.retries = 0;
         self.backoff_memory = 0.0;
         self.charged = 0;
         self.bad = bad;
+    }
+
+    /// The address of its attempt `attempt` (a number of the slot's, as
+    /// events carry it): the attempt's index within the request, from 0.
+    /// (An attempt of an earlier request of the slot, still out when this
+    /// one began, gets an index no attempt of this one reaches.)
+    #[inline(always)]
+    pub fn address(&self, attempt: u32) -> u64 {
+        addr::attempt(self.id, attempt.wrapping_sub(self.first).wrapping_sub(1))
+    }
+
+    /// The address of the attempt it sends next.
+    #[inline(always)]
+    pub fn next_address(&self) -> u64 {
+        self.address(self.attempt.wrapping_add(1))
+    }
+
+    /// The address of its latest attempt.
+    #[inline(always)]
+    pub fn current_address(&self) -> u64 {
+        self.address(self.attempt)
     }
 
     /// Its next attempt goes out at `now`, timing out at `timeout_at` (or at
@@ -129,6 +157,8 @@ impl Default for Request {
             bad: false,
             probe: false,
             replica: 0,
+            id: 0,
+            first: 0,
         }
     }
 }
@@ -227,6 +257,31 @@ mod tests {
 
     /// A prefetch is a hint: a slot out of range (an event whose `slot` is
     /// a worker's index) is ignored rather than indexed.
+    /// A request stays one cache line: a million clients' requests are
+    /// read in the order events come, not in memory order.
+    #[test]
+    fn a_request_is_one_cache_line() {
+        assert!(std::mem::size_of::<Request>() <= 64);
+    }
+
+    /// Attempts are numbered within their request whatever the slot sent
+    /// before: a closed client's third request's first attempt has the
+    /// address of attempt 0 of that request.
+    #[test]
+    fn attempts_are_addressed_within_their_request() {
+        let mut r = Request::default();
+        for _ in 0..5 {
+            r.next_attempt(None);
+        }
+        r.begin(42, SimTime::ZERO, SimTime::NEVER, false);
+        assert_eq!(r.next_address(), addr::attempt(42, 0));
+        let (a, _) = r.next_attempt(None);
+        assert_eq!(r.address(a), addr::attempt(42, 0));
+        assert_eq!(r.current_address(), addr::attempt(42, 0));
+        let (b, _) = r.next_attempt(None);
+        assert_eq!(r.address(b), addr::attempt(42, 1));
+    }
+
     #[test]
     fn a_prefetch_out_of_range_is_ignored() {
         let slots = Slots::new(3);

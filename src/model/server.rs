@@ -4,9 +4,7 @@
 
 use std::collections::VecDeque;
 
-use rand::Rng;
-
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{Draws, Purpose, SimDuration, SimTime};
 use crate::model::{Discipline, Dist, OutageKind, Overload, ServerConfig, Shedding};
 
 /// Refusals waiting for a worker when refusing costs work, at most: Linux's
@@ -21,6 +19,8 @@ pub struct Job {
     pub slot: u32,
     /// Attempt number within the slot.
     pub attempt: u32,
+    /// The attempt's address: its service demand is drawn there.
+    pub addr: u64,
     /// When the client stops waiting for the answer.
     pub deadline: SimTime,
     /// A permanently bad request: answered 400.
@@ -220,14 +220,11 @@ impl Server {
         self.epoch
     }
 
-    fn start<R: Rng + ?Sized>(
-        &mut self,
-        job: Job,
-        now: SimTime,
-        rng: &mut R,
-    ) -> Option<(u32, SimTime)> {
+    fn start(&mut self, job: Job, now: SimTime, draws: Draws) -> Option<(u32, SimTime)> {
         let worker = self.free.pop()?;
-        let mut service = self.service.sample(rng);
+        let mut service = self
+            .service
+            .sample(&mut draws.at(Purpose::Service, job.addr));
         // The brownout's factor, the warm-up after a restart, and contention among
         // the requests held (this one included, as it is now in service).
         let mut speed = self.speed;
@@ -278,7 +275,7 @@ impl Server {
     }
 
     /// An attempt arrives at `now`.
-    pub fn admit<R: Rng + ?Sized>(&mut self, job: Job, now: SimTime, rng: &mut R) -> Admission {
+    pub fn admit(&mut self, job: Job, now: SimTime, draws: Draws) -> Admission {
         if self.crashed {
             return Admission::Rejected(Rejection::Refused);
         }
@@ -300,7 +297,7 @@ impl Server {
         {
             return Admission::Crash;
         }
-        if let Some((worker, done_at)) = self.start(job, now, rng) {
+        if let Some((worker, done_at)) = self.start(job, now, draws) {
             return Admission::Started { worker, done_at };
         }
         if let Some(shed) = self.shed.filter(|s| self.queue.len() >= s.at as usize) {
@@ -318,26 +315,26 @@ impl Server {
     /// the freed worker, with its completion time. Queued jobs dropped unserved
     /// because their clients stopped waiting are appended to `dropped`.
     #[inline]
-    pub fn complete<R: Rng + ?Sized>(
+    pub fn complete(
         &mut self,
         worker: u32,
         epoch: u32,
         now: SimTime,
-        rng: &mut R,
+        draws: Draws,
         dropped: &mut Vec<Job>,
     ) -> Option<(Finished, Option<(u32, SimTime)>)> {
-        self.complete_if(worker, epoch, now, rng, dropped, |_| true)
+        self.complete_if(worker, epoch, now, draws, dropped, |_| true)
     }
 
     /// [`Server::complete`], where a queued job that is not `wanted` (its
     /// client cancelled it, and the server was told) is dropped unserved too.
     #[inline]
-    pub fn complete_if<R: Rng + ?Sized>(
+    pub fn complete_if(
         &mut self,
         worker: u32,
         epoch: u32,
         now: SimTime,
-        rng: &mut R,
+        draws: Draws,
         dropped: &mut Vec<Job>,
         wanted: impl Fn(&Job) -> bool,
     ) -> Option<(Finished, Option<(u32, SimTime)>)> {
@@ -368,7 +365,7 @@ impl Server {
                 Some(job) if self.drop_expired && job.deadline <= now || !wanted(&job) => {
                     dropped.push(job);
                 }
-                Some(job) => break self.start(job, now, rng),
+                Some(job) => break self.start(job, now, draws),
                 None => break None,
             }
         };
@@ -446,7 +443,6 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rng::{Stream, stream};
 
     fn cfg(workers: u32, queue: u32) -> ServerConfig {
         ServerConfig {
@@ -467,6 +463,7 @@ mod tests {
         Job {
             slot,
             attempt: 1,
+            addr: u64::from(slot),
             deadline: SimTime::NEVER,
             bad: false,
             arrived: SimTime::ZERO,
@@ -475,23 +472,20 @@ mod tests {
 
     #[test]
     fn fills_workers_then_queue_then_rejects() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = Server::new(&cfg(2, 1));
         let t = SimTime(0);
         assert!(matches!(
-            s.admit(job(0), t, &mut rng),
+            s.admit(job(0), t, rng),
             Admission::Started {
                 done_at: SimTime(10),
                 ..
             }
         ));
-        assert!(matches!(
-            s.admit(job(1), t, &mut rng),
-            Admission::Started { .. }
-        ));
-        assert_eq!(s.admit(job(2), t, &mut rng), Admission::Queued);
+        assert!(matches!(s.admit(job(1), t, rng), Admission::Started { .. }));
+        assert_eq!(s.admit(job(2), t, rng), Admission::Queued);
         assert_eq!(
-            s.admit(job(3), t, &mut rng),
+            s.admit(job(3), t, rng),
             Admission::Rejected(Rejection::Unavailable(None))
         );
         assert_eq!((s.busy(), s.queue_len()), (2, 1));
@@ -499,53 +493,53 @@ mod tests {
 
     #[test]
     fn completion_serves_the_queue_in_fifo_order() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = Server::new(&cfg(1, 5));
-        let Admission::Started { worker, .. } = s.admit(job(0), SimTime(0), &mut rng) else {
+        let Admission::Started { worker, .. } = s.admit(job(0), SimTime(0), rng) else {
             panic!()
         };
-        s.admit(job(1), SimTime(1), &mut rng);
-        s.admit(job(2), SimTime(2), &mut rng);
+        s.admit(job(1), SimTime(1), rng);
+        s.admit(job(2), SimTime(2), rng);
         let (done, next) = s
-            .complete(worker, s.epoch(), SimTime(10), &mut rng, &mut Vec::new())
+            .complete(worker, s.epoch(), SimTime(10), rng, &mut Vec::new())
             .unwrap();
         assert_eq!((done.job.slot, done.service), (0, SimDuration(10)));
         assert_eq!(next, Some((worker, SimTime(20))));
         let (done, _) = s
-            .complete(worker, s.epoch(), SimTime(20), &mut rng, &mut Vec::new())
+            .complete(worker, s.epoch(), SimTime(20), rng, &mut Vec::new())
             .unwrap();
         assert_eq!(done.job.slot, 1);
     }
 
     #[test]
     fn reset_flushes_everything_and_makes_completions_stale() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = Server::new(&cfg(1, 5));
         let epoch = s.epoch();
-        s.admit(job(0), SimTime(0), &mut rng);
-        s.admit(job(1), SimTime(0), &mut rng);
+        s.admit(job(0), SimTime(0), rng);
+        s.admit(job(1), SimTime(0), rng);
         let mut flushed = Vec::new();
         s.begin_outage(OutageKind::Reset, SimTime(4), &mut flushed);
         let slots: Vec<_> = flushed.iter().map(|f| (f.job.slot, f.service.0)).collect();
         assert_eq!(slots, [(0, 4), (1, 0)]);
         assert_eq!(
-            s.complete(0, epoch, SimTime(10), &mut rng, &mut Vec::new()),
+            s.complete(0, epoch, SimTime(10), rng, &mut Vec::new()),
             None
         );
         assert_eq!(
-            s.admit(job(2), SimTime(5), &mut rng),
+            s.admit(job(2), SimTime(5), rng),
             Admission::Rejected(Rejection::Refused)
         );
         s.end_outage(SimTime(6));
         assert!(matches!(
-            s.admit(job(3), SimTime(6), &mut rng),
+            s.admit(job(3), SimTime(6), rng),
             Admission::Started { .. }
         ));
     }
 
     #[test]
     fn brownout_slows_new_services_and_blackhole_drops() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = Server::new(&cfg(2, 5));
         let mut flushed = Vec::new();
         s.begin_outage(
@@ -554,7 +548,7 @@ mod tests {
             &mut flushed,
         );
         assert!(matches!(
-            s.admit(job(0), SimTime(0), &mut rng),
+            s.admit(job(0), SimTime(0), rng),
             Admission::Started {
                 done_at: SimTime(20),
                 ..
@@ -563,7 +557,7 @@ mod tests {
         s.end_outage(SimTime(6));
         s.begin_outage(OutageKind::Blackhole, SimTime(1), &mut flushed);
         assert_eq!(flushed.len(), 1, "the job in service is lost");
-        assert_eq!(s.admit(job(1), SimTime(2), &mut rng), Admission::Dropped);
+        assert_eq!(s.admit(job(1), SimTime(2), rng), Admission::Dropped);
     }
 
     fn job_due(slot: u32, deadline: u64) -> Job {
@@ -575,7 +569,7 @@ mod tests {
 
     #[test]
     fn lifo_serves_the_newest_waiting_job() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = Server::new(&ServerConfig {
             replicas: 1,
             balancer: Default::default(),
@@ -583,22 +577,22 @@ mod tests {
             discipline: Discipline::Lifo,
             ..cfg(1, 5)
         });
-        s.admit(job(0), SimTime(0), &mut rng);
-        s.admit(job(1), SimTime(1), &mut rng);
-        s.admit(job(2), SimTime(2), &mut rng);
+        s.admit(job(0), SimTime(0), rng);
+        s.admit(job(1), SimTime(1), rng);
+        s.admit(job(2), SimTime(2), rng);
         let (done, _) = s
-            .complete(0, s.epoch(), SimTime(10), &mut rng, &mut Vec::new())
+            .complete(0, s.epoch(), SimTime(10), rng, &mut Vec::new())
             .unwrap();
         assert_eq!(done.job.slot, 0);
         let (done, _) = s
-            .complete(0, s.epoch(), SimTime(20), &mut rng, &mut Vec::new())
+            .complete(0, s.epoch(), SimTime(20), rng, &mut Vec::new())
             .unwrap();
         assert_eq!(done.job.slot, 2, "the newest waiting job went first");
     }
 
     #[test]
     fn expired_jobs_are_dropped_unserved() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = Server::new(&ServerConfig {
             replicas: 1,
             balancer: Default::default(),
@@ -606,24 +600,24 @@ mod tests {
             drop_expired: true,
             ..cfg(1, 5)
         });
-        s.admit(job(0), SimTime(0), &mut rng);
-        s.admit(job_due(1, 5), SimTime(1), &mut rng); // its client stops waiting at t = 5
-        s.admit(job_due(2, 50), SimTime(2), &mut rng);
+        s.admit(job(0), SimTime(0), rng);
+        s.admit(job_due(1, 5), SimTime(1), rng); // its client stops waiting at t = 5
+        s.admit(job_due(2, 50), SimTime(2), rng);
         let mut dropped = Vec::new();
         let (_, next) = s
-            .complete(0, s.epoch(), SimTime(10), &mut rng, &mut dropped)
+            .complete(0, s.epoch(), SimTime(10), rng, &mut dropped)
             .unwrap();
         assert_eq!(dropped.iter().map(|j| j.slot).collect::<Vec<_>>(), [1]);
         assert_eq!(next, Some((0, SimTime(20))), "slot 2 is served at once");
         assert_eq!(
-            s.admit(job_due(3, 11), SimTime(11), &mut rng),
+            s.admit(job_due(3, 11), SimTime(11), rng),
             Admission::Dropped
         );
     }
 
     #[test]
     fn shedding_answers_429_past_the_threshold() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let ra = Some(SimDuration::from_secs(1));
         let mut s = Server::new(&ServerConfig {
             replicas: 1,
@@ -635,11 +629,11 @@ mod tests {
             }),
             ..cfg(1, 10)
         });
-        s.admit(job(0), SimTime(0), &mut rng);
-        assert_eq!(s.admit(job(1), SimTime(0), &mut rng), Admission::Queued);
-        assert_eq!(s.admit(job(2), SimTime(0), &mut rng), Admission::Queued);
+        s.admit(job(0), SimTime(0), rng);
+        assert_eq!(s.admit(job(1), SimTime(0), rng), Admission::Queued);
+        assert_eq!(s.admit(job(2), SimTime(0), rng), Admission::Queued);
         assert_eq!(
-            s.admit(job(3), SimTime(0), &mut rng),
+            s.admit(job(3), SimTime(0), rng),
             Admission::Rejected(Rejection::Shed(ra))
         );
     }
@@ -656,7 +650,7 @@ mod tests {
 
     #[test]
     fn crashes_when_held_would_pass_the_limit_and_restarts_empty() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = with(
             Overload {
                 crash_at: Some(3),
@@ -667,30 +661,30 @@ mod tests {
             10,
         );
         for i in 0..3 {
-            assert_ne!(s.admit(job(i), SimTime(0), &mut rng), Admission::Crash);
+            assert_ne!(s.admit(job(i), SimTime(0), rng), Admission::Crash);
         }
         assert_eq!(s.held(), 3);
         // The fourth would make four held: the server crashes.
-        assert_eq!(s.admit(job(3), SimTime(1), &mut rng), Admission::Crash);
+        assert_eq!(s.admit(job(3), SimTime(1), rng), Admission::Crash);
         let mut flushed = Vec::new();
         assert_eq!(s.crash(SimTime(1), &mut flushed), SimTime(101));
         let slots: Vec<u32> = flushed.iter().map(|f| f.job.slot).collect();
         assert_eq!(slots, [0, 1, 2]);
         assert_eq!(s.held(), 0);
         assert_eq!(
-            s.admit(job(4), SimTime(50), &mut rng),
+            s.admit(job(4), SimTime(50), rng),
             Admission::Rejected(Rejection::Refused)
         );
         s.restart(SimTime(101));
         assert!(matches!(
-            s.admit(job(5), SimTime(101), &mut rng),
+            s.admit(job(5), SimTime(101), rng),
             Admission::Started { .. }
         ));
     }
 
     #[test]
     fn a_cold_server_is_slower_until_it_has_warmed_up() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = with(
             Overload {
                 cold_capacity: 0.5,
@@ -700,7 +694,7 @@ mod tests {
             1,
             10,
         );
-        let done = |s: &mut Server, t: u64, rng: &mut _| match s.admit(job(0), SimTime(t), rng) {
+        let done = |s: &mut Server, t: u64, rng: Draws| match s.admit(job(0), SimTime(t), rng) {
             Admission::Started { done_at, worker } => {
                 s.complete(worker, s.epoch(), done_at, rng, &mut Vec::new());
                 done_at.0 - t
@@ -708,14 +702,14 @@ mod tests {
             other => panic!("{other:?}"),
         };
         // Never restarted: warm. Constant 10 ns services.
-        assert_eq!(done(&mut s, 0, &mut rng), 10);
+        assert_eq!(done(&mut s, 0, rng), 10);
         let mut flushed = Vec::new();
         s.begin_outage(OutageKind::Reset, SimTime(100), &mut flushed);
         s.end_outage(SimTime(200));
         // At the restart, half capacity: twice as long; half-way, 75%; then full.
-        assert_eq!(done(&mut s, 200, &mut rng), 20);
-        assert_eq!(done(&mut s, 250, &mut rng), 13);
-        assert_eq!(done(&mut s, 300, &mut rng), 10);
+        assert_eq!(done(&mut s, 200, rng), 20);
+        assert_eq!(done(&mut s, 250, rng), 13);
+        assert_eq!(done(&mut s, 300, rng), 10);
         // A 503 outage is not a restart.
         s.begin_outage(
             OutageKind::Unavailable { retry_after: None },
@@ -723,12 +717,12 @@ mod tests {
             &mut flushed,
         );
         s.end_outage(SimTime(500));
-        assert_eq!(done(&mut s, 500, &mut rng), 10);
+        assert_eq!(done(&mut s, 500, rng), 10);
     }
 
     #[test]
     fn refusing_costs_a_worker_and_comes_before_queued_work() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = with(
             Overload {
                 reject_cost: Some(SimDuration(5)),
@@ -737,20 +731,20 @@ mod tests {
             1,
             1,
         );
-        let Admission::Started { worker, .. } = s.admit(job(0), SimTime(0), &mut rng) else {
+        let Admission::Started { worker, .. } = s.admit(job(0), SimTime(0), rng) else {
             panic!()
         };
-        assert_eq!(s.admit(job(1), SimTime(1), &mut rng), Admission::Queued);
+        assert_eq!(s.admit(job(1), SimTime(1), rng), Admission::Queued);
         // The queue is full: job 2 waits for a worker to refuse it.
-        assert_eq!(s.admit(job(2), SimTime(2), &mut rng), Admission::Deferred);
+        assert_eq!(s.admit(job(2), SimTime(2), rng), Admission::Deferred);
         let (done, next) = s
-            .complete(worker, s.epoch(), SimTime(10), &mut rng, &mut Vec::new())
+            .complete(worker, s.epoch(), SimTime(10), rng, &mut Vec::new())
             .unwrap();
         assert_eq!((done.job.slot, done.refused), (0, None));
         // The refusal goes first and takes 5 ns; the queued job after it.
         assert_eq!(next, Some((worker, SimTime(15))));
         let (done, next) = s
-            .complete(worker, s.epoch(), SimTime(15), &mut rng, &mut Vec::new())
+            .complete(worker, s.epoch(), SimTime(15), rng, &mut Vec::new())
             .unwrap();
         assert_eq!(
             (done.job.slot, done.refused, done.service),
@@ -761,7 +755,7 @@ mod tests {
 
     #[test]
     fn contention_slows_each_service_by_the_requests_held() {
-        let mut rng = stream(1, Stream::Service);
+        let rng = Draws::new(1);
         let mut s = with(
             Overload {
                 contention: 0.5,
@@ -773,7 +767,7 @@ mod tests {
         );
         // n held (this one included): 1 + 0.5 (n - 1) + 0.25 n (n - 1).
         let starts: Vec<SimTime> = (0..3)
-            .map(|i| match s.admit(job(i), SimTime(0), &mut rng) {
+            .map(|i| match s.admit(job(i), SimTime(0), rng) {
                 Admission::Started { done_at, .. } => done_at,
                 other => panic!("{other:?}"),
             })

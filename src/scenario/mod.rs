@@ -28,7 +28,7 @@ pub struct Scenario {
     pub name: String,
     /// What the scenario shows.
     pub description: String,
-    /// Seed of every random stream.
+    /// Seed of every random draw.
     pub seed: u64,
     /// The world every strategy runs in.
     pub world: WorldConfig,

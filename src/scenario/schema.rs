@@ -13,7 +13,7 @@ pub struct ScenarioFile {
     pub name: Option<String>,
     /// One line on what the scenario shows.
     pub description: Option<String>,
-    /// Seed of every random stream (default 1).
+    /// Seed of every random draw (default 1).
     pub seed: Option<u64>,
     /// Simulated length of each run.
     pub duration: DurationValue,

@@ -316,7 +316,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
         "number",
         s.seed.to_string(),
         &[],
-        "the seed of every random stream: the same seed gives the same run",
+        "the seed of every random draw: the same seed gives the same run",
     );
     match &s.world.load {
         Load::Closed { clients, .. } => add(

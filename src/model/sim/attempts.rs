@@ -6,7 +6,7 @@
 
 use super::callers::{Side, retry_after};
 use super::{ServerState, Sim};
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{Purpose, SimDuration, SimTime};
 use crate::model::Observer;
 use crate::model::client::Phase;
 use crate::model::event::{Event, NO_RETRY_AFTER};
@@ -22,7 +22,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn verdict<S: Side>(&mut self, slot: u32) -> Option<bool> {
         let now = self.now;
         let p = S::parts(self, slot);
-        if !p.guards.throttle_lets(now, p.jitter) {
+        let (draws, next) = (p.draws, p.slots.peek(slot).next_address());
+        if !p
+            .guards
+            .throttle_lets(now, || draws.at(Purpose::Throttle, next))
+        {
             return None;
         }
         // An open time that ends now ends before this attempt is judged.
@@ -39,9 +43,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             t.on_answer(now, outcome);
         }
         let failed = p.strategy.policy.retry_on.contains(outcome);
-        let probe = p.slots.get(slot).probe;
+        let r = p.slots.peek(slot);
         let opened = match &mut p.guards.breaker {
-            Some(b) => b.record(failed, probe, now, p.jitter),
+            Some(b) => {
+                let mut rng = p.draws.at(Purpose::Breaker, r.current_address());
+                b.record(failed, r.probe, now, &mut rng)
+            }
             None => None,
         };
         if let Some(until) = opened {
@@ -193,13 +200,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     ) {
         let now = self.now;
         let p = S::parts(self, slot);
-        let decision = p.slots.get(slot).after_failure(
+        let r = p.slots.get(slot);
+        let mut rng = p.draws.at(Purpose::Jitter, r.current_address());
+        let decision = r.after_failure(
             p.strategy,
             p.guards.budget.as_mut(),
             outcome,
             retry_after,
             now,
-            p.jitter,
+            &mut rng,
         );
         match decision {
             Decision::Retry(delay) if delay == SimDuration::ZERO => {
@@ -243,7 +252,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         outcome: Outcome,
         retry_after: Option<SimDuration>,
     ) -> bool {
-        let hop = self.hop();
+        let hop = self.hop(Purpose::HopBack, job.addr);
         let at = self.now + hop;
         if at >= job.deadline {
             return false;

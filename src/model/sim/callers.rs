@@ -5,11 +5,9 @@
 //! each kind keeps its requests and how it counts and ends them, and nothing
 //! else differs.
 
-use rand_chacha::ChaCha8Rng;
-
 use super::Sim;
 use super::hedge::CopyBook;
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{Draw, Draws, SimDuration, SimTime};
 use crate::model::Observer;
 use crate::model::client::Slots;
 use crate::model::event::Kind;
@@ -40,13 +38,13 @@ impl Guards {
     /// the probability from the counts so far, then this attempt counts as
     /// a request whether it goes or not.
     #[inline(always)]
-    pub(super) fn throttle_lets(&mut self, now: SimTime, rng: &mut ChaCha8Rng) -> bool {
+    pub(super) fn throttle_lets(&mut self, now: SimTime, mut coin: impl FnMut() -> Draw) -> bool {
         let Some(t) = &mut self.throttle else {
             return true;
         };
         let p = t.reject_probability(now);
         t.on_request(now);
-        !(p > 0.0 && rng.random::<f64>() < p)
+        !(p > 0.0 && coin().random::<f64>() < p)
     }
 
     /// What the breaker says to an attempt now: `None` refused, `Some(true)`
@@ -63,13 +61,13 @@ impl Guards {
 
 /// The state the attempt path reads and changes for one request: its
 /// callers' strategy and guards, the slots of its kind, the copies of
-/// hedged ones, and the jitter stream every retry decision draws from.
+/// hedged ones, and the run's draws.
 pub(super) struct Parts<'s> {
     pub(super) strategy: &'s Strategy,
     pub(super) guards: &'s mut Guards,
     pub(super) slots: &'s mut Slots,
     pub(super) book: &'s mut CopyBook,
-    pub(super) jitter: &'s mut ChaCha8Rng,
+    pub(super) draws: Draws,
 }
 
 /// One kind of caller: where its requests live and how it counts and ends

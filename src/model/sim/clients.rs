@@ -3,7 +3,7 @@
 
 use super::callers::{Parts, Side};
 use super::{ServerState, Sim};
-use crate::engine::SimTime;
+use crate::engine::{Purpose, SimTime, addr};
 use crate::metrics::recorder::Gauge;
 use crate::model::event::{Event, Kind};
 use crate::model::{Load, Observer};
@@ -26,7 +26,7 @@ impl Side for Users {
             guards: &mut sim.guards,
             slots: &mut sim.slots,
             book: &mut sim.copies,
-            jitter: &mut sim.rng.jitter,
+            draws: sim.draws,
         }
     }
 
@@ -100,7 +100,10 @@ impl Side for Users {
         sim.obs.request_ended(sim.now, slot, failure);
         match &sim.world.load {
             Load::Closed { think, clients } if slot < *clients => {
-                let pause = think.sample(&mut sim.rng.workload);
+                // The client's next request, and the pause before it.
+                let next = addr::next(sim.slots.peek(slot).id);
+                sim.slots.get(slot).id = next;
+                let pause = think.sample(&mut sim.draws.at(Purpose::Think, next));
                 sim.queue
                     .push(sim.now + pause, Event::new(Kind::Begin, slot, 0));
             }
@@ -134,16 +137,17 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.rec.set(Gauge::InFlight, self.now, n);
     }
 
-    /// Starts a logical request in `slot`; `bad` if it is permanently bad.
+    /// Starts the logical request at address `id` in `slot`.
     #[inline]
-    pub(super) fn start_request(&mut self, slot: u32, bad: bool) {
+    pub(super) fn start_request(&mut self, slot: u32, id: u64) {
         let now = self.now;
+        let bad = self.draw_bad(id);
         let deadline_at = self
             .strategy
             .policy
             .deadline
             .map_or(SimTime::NEVER, |d| now + d);
-        self.slots.get(slot).begin(now, deadline_at, bad);
+        self.slots.get(slot).begin(id, now, deadline_at, bad);
         if let Some(b) = &mut self.guards.budget {
             b.on_request(now);
         }
@@ -163,17 +167,19 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn dispatch(&mut self, slot: u32, attempt: u32, retries: u32, bad: bool) -> u16 {
         // Against the OCC record an attempt starts with a read; otherwise the
         // request itself goes out.
+        let address = self.slots.peek(slot).address(attempt);
         let (kind, replica) = match &mut self.server {
             ServerState::One(_) => (Kind::AtServer, 0),
             ServerState::Fleet(fleet) => {
                 let request = self.slots.get(slot);
-                let r = fleet.pick(retries > 0, request.replica, &mut self.rng.balance);
+                let mut rng = self.draws.at(Purpose::Balance, address);
+                let r = fleet.pick(retries > 0, request.replica, &mut rng);
                 request.replica = r;
                 (Kind::AtServer, r)
             }
             ServerState::Occ(_) => (Kind::ReadAtServer, 0),
         };
-        let hop = self.hop();
+        let hop = self.hop(Purpose::HopOut, address);
         let ev = Event {
             aux: u32::from(bad),
             replica,

@@ -7,14 +7,13 @@
 //! may be such a fleet: each handler takes the tier it acts on.
 
 use super::{ServerState, Sim};
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{Draw, SimDuration, SimTime};
 use crate::model::Observer;
 use crate::model::balancer::{Balance, NO_UPSTREAM};
 use crate::model::event::{Event, Kind};
 use crate::model::fleet::{CheckState, FleetOptions, OutlierState, is_5xx};
 use crate::model::server::Server;
 use crate::retry::Outcome;
-use rand_chacha::ChaCha8Rng;
 
 /// The capacity server's replicas (one unless the scenario asks for a fleet)
 /// and the balancer in front of them. The gauges count the whole fleet: each
@@ -127,7 +126,7 @@ impl Fleet {
     /// to, one pick more when the fleet retries on another replica (Envoy's
     /// previous-hosts predicate).
     #[inline(always)]
-    pub(super) fn pick(&mut self, retry: bool, previous: u16, rng: &mut ChaCha8Rng) -> u16 {
+    pub(super) fn pick(&mut self, retry: bool, previous: u16, rng: &mut Draw) -> u16 {
         let mut r = self.balance.pick(rng);
         if self.retry_other && retry && r == usize::from(previous) && r != NO_UPSTREAM {
             r = self.balance.repick(r, rng);

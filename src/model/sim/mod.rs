@@ -26,7 +26,7 @@ pub use guard::{Abort, MAX_PENDING};
 use rand_distr::{Distribution, Exp};
 
 use crate::engine::queue::WHEEL_ABOVE;
-use crate::engine::{EventQueue, RngStreams, SimDuration, SimTime};
+use crate::engine::{Draws, EventQueue, Purpose, SimDuration, SimTime, addr};
 use crate::metrics::replicas::{ReplicaBucket, ReplicaRecorder};
 use crate::metrics::{Bucket, Histogram, Recorder, Totals};
 use crate::model::client::Slots;
@@ -259,7 +259,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) world: &'a WorldConfig,
     pub(super) strategy: &'a Strategy,
     pub(super) queue: EventQueue<Event, WHEEL>,
-    pub(super) rng: RngStreams,
+    /// The run's random numbers, each drawn at the address of what it is for.
+    pub(super) draws: Draws,
     pub(super) slots: Slots,
     pub(super) server: ServerState,
     pub(super) rec: Recorder,
@@ -283,32 +284,6 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) chain: Option<Box<chain::ChainRun>>,
     /// The copies out of each user's request, if the strategy hedges.
     pub(super) copies: hedge::CopyBook,
-    /// Network hop delays drawn ahead.
-    pub(super) hops: Hops,
-}
-
-/// Network hops drawn ahead from the network stream, [`HOPS_AHEAD`] at a
-/// time. Nothing else draws from that stream and every hop has the world's
-/// one latency distribution, so they are the values drawn one by one, in
-/// the same order, drawn in a loop of their own (the AWS sweep, four hops
-/// an attempt, took 2% less time). A run's last few are drawn and not
-/// used, which changes nothing else.
-#[derive(Clone)]
-pub(super) struct Hops {
-    values: [SimDuration; HOPS_AHEAD],
-    next: usize,
-}
-
-/// Hops drawn at a time.
-const HOPS_AHEAD: usize = 32;
-
-impl Hops {
-    fn new() -> Self {
-        Hops {
-            values: [SimDuration::ZERO; HOPS_AHEAD],
-            next: HOPS_AHEAD,
-        }
-    }
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -336,7 +311,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     .mean_nanos()
                     .max(world.server.mean_service_nanos()),
             )),
-            rng: RngStreams::new(seed),
+            draws: Draws::new(seed),
             slots: Slots::new(clients),
             server,
             rec: Recorder::new(world.duration, bucket),
@@ -380,7 +355,6 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 _ => None,
             },
             copies: hedge::CopyBook::default(),
-            hops: Hops::new(),
             guards: callers::Guards::new(strategy),
         }
     }
@@ -401,7 +375,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             world,
             strategy: self.strategy,
             queue: self.queue.clone(),
-            rng: self.rng.clone(),
+            draws: self.draws,
             slots: self.slots.clone(),
             server: self.server.clone(),
             rec: self.rec.clone(),
@@ -416,27 +390,16 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             outage_targets: self.outage_targets.clone(),
             chain: self.chain.clone(),
             copies: self.copies.clone(),
-            hops: self.hops.clone(),
         }
     }
 
-    /// The next network hop's delay.
+    /// A network hop's delay: the `purpose` draw (which hop) of the
+    /// attempt at `address`.
     #[inline(always)]
-    pub(super) fn hop(&mut self) -> SimDuration {
-        if self.hops.next == HOPS_AHEAD {
-            self.draw_hops();
-        }
-        let hop = self.hops.values[self.hops.next];
-        self.hops.next += 1;
-        hop
-    }
-
-    #[inline(never)]
-    fn draw_hops(&mut self) {
+    pub(super) fn hop(&self, purpose: Purpose, address: u64) -> SimDuration {
         self.world
             .network
-            .fill(&mut self.rng.network, &mut self.hops.values);
-        self.hops.next = 0;
+            .sample(&mut self.draws.at(purpose, address))
     }
 
     /// The run's result, once its loop has ended.
@@ -516,14 +479,17 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         match &self.world.load {
             Load::Closed { clients, think } => {
                 for c in 0..*clients {
-                    let at = think.sample(&mut self.rng.workload);
+                    let id = addr::request(addr::client(c), 0);
+                    self.slots.get(c).id = id;
+                    let at = think.sample(&mut self.draws.at(Purpose::Think, id));
                     self.queue
                         .push(SimTime::ZERO + at, Event::new(Kind::Begin, c, 0));
                 }
             }
-            Load::Open { .. } => self.schedule_arrival(),
+            Load::Open { .. } => self.schedule_arrival(0),
             Load::OneShot { clients } => {
                 for c in 0..*clients {
+                    self.slots.get(c).id = addr::request(addr::client(c), 0);
                     self.queue
                         .push(SimTime::ZERO, Event::new(Kind::Begin, c, 0));
                 }
@@ -596,14 +562,15 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             }
             match ev.kind() {
                 Kind::Begin => {
-                    let bad = self.draw_bad(false);
-                    self.start_request(ev.slot, bad);
+                    // The client's next request: its address is set already.
+                    let id = self.slots.peek(ev.slot).id;
+                    self.start_request(ev.slot, id);
                 }
                 Kind::Arrival => {
-                    self.schedule_arrival();
+                    let n = count(ev);
+                    self.schedule_arrival(n + 1);
                     let slot = self.slots.allocate();
-                    let bad = self.draw_bad(false);
-                    self.start_request(slot, bad);
+                    self.start_request(slot, addr::request(addr::OPEN, n));
                 }
                 Kind::Send => self.on_backoff_over::<Users>(ev),
                 Kind::AtServer => self.on_at_server(ev),
@@ -638,7 +605,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     s.restart(now);
                 }
             }
-            Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize),
+            Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize, count(ev)),
             Kind::BreakerTimer => self.on_breaker_timer(),
             Kind::FleetTimer => self.on_fleet_timer(ev.slot as usize, ev.aux),
             Kind::ReplicaReady => {
@@ -664,22 +631,22 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         }
     }
 
-    /// A load spike's extra request arrives: it starts, and the next one is
-    /// scheduled while the spike lasts. Its randomness is the trigger stream's,
-    /// so the usual arrivals stay those of the twin without the spike.
-    fn on_spike_arrival(&mut self, index: usize) {
+    /// A load spike's extra request `n` arrives: it starts, and the next
+    /// one is scheduled while the spike lasts. Its draws are its own (its
+    /// address is the spike's), so the usual arrivals stay those of the
+    /// twin without the spike.
+    fn on_spike_arrival(&mut self, index: usize, n: u64) {
         let Some(o) = self.world.outages.get(index) else {
             return;
         };
         let slot = self.slots.allocate();
-        let bad = self.draw_bad(true);
         self.rec.spike_request();
-        self.start_request(slot, bad);
-        self.schedule_spike_arrival(index, o.end);
+        self.start_request(slot, addr::request(addr::spike(index as u32), n));
+        self.schedule_spike_arrival(index, o.end, n + 1);
     }
 
-    /// Schedules the next extra arrival of spike `index` if it comes before `end`.
-    pub(super) fn schedule_spike_arrival(&mut self, index: usize, end: SimTime) {
+    /// Schedules extra arrival `n` of spike `index` if it comes before `end`.
+    pub(super) fn schedule_spike_arrival(&mut self, index: usize, end: SimTime, n: u64) {
         let Some(crate::model::OutageKind::Spike { rate }) =
             self.world.outages.get(index).map(|o| o.kind)
         else {
@@ -688,39 +655,43 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         let Ok(exp) = Exp::new(rate / 1e9) else {
             return;
         };
-        let gap = SimDuration::from_nanos_f64(exp.sample(&mut self.rng.trigger));
+        let id = addr::request(addr::spike(index as u32), n);
+        let gap = SimDuration::from_nanos_f64(exp.sample(&mut self.draws.at(Purpose::Spike, id)));
         if self.now + gap < end {
             let ev = Event {
                 aux: index as u32,
-                ..Event::new(Kind::SpikeArrival, 0, 0)
+                ..counted(Kind::SpikeArrival, n)
             };
             self.queue.push(self.now + gap, ev);
         }
     }
 
-    /// Whether a new request is permanently bad: drawn from the workload stream,
-    /// or from the trigger stream for a spike's extra requests.
-    fn draw_bad(&mut self, spike: bool) -> bool {
+    /// Whether the request at `id` is permanently bad.
+    pub(super) fn draw_bad(&self, id: u64) -> bool {
         use rand::RngExt;
         let p = self.world.bad_fraction;
-        if p <= 0.0 {
-            return false;
-        }
-        let rng = if spike {
-            &mut self.rng.trigger
-        } else {
-            &mut self.rng.workload
-        };
-        rng.random::<f64>() < p
+        p > 0.0 && self.draws.at(Purpose::Bad, id).random::<f64>() < p
     }
 
-    fn schedule_arrival(&mut self) {
+    /// Schedules open-loop arrival `n`.
+    fn schedule_arrival(&mut self, n: u64) {
         if let Some(exp) = &self.arrivals {
-            let gap = SimDuration::from_nanos_f64(exp.sample(&mut self.rng.workload));
-            self.queue
-                .push(self.now + gap, Event::new(Kind::Arrival, 0, 0));
+            let id = addr::request(addr::OPEN, n);
+            let gap =
+                SimDuration::from_nanos_f64(exp.sample(&mut self.draws.at(Purpose::Arrival, id)));
+            self.queue.push(self.now + gap, counted(Kind::Arrival, n));
         }
     }
+}
+
+/// An arrival event carrying its number `n` in its slot and attempt.
+fn counted(kind: Kind, n: u64) -> Event {
+    Event::new(kind, (n >> 32) as u32, n as u32)
+}
+
+/// The number an arrival event carries ([`counted`]).
+fn count(ev: Event) -> u64 {
+    (u64::from(ev.slot) << 32) | u64::from(ev.attempt)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use super::clients::Users;
 use super::{ServerState, Sim};
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{Purpose, SimDuration, SimTime};
 use crate::metrics::recorder::Gauge;
 use crate::model::event::{Event, Kind};
 use rand::RngExt;
@@ -22,6 +22,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let job = Job {
             slot: ev.slot,
             attempt: ev.attempt,
+            addr: self.slots.peek(ev.slot).address(ev.attempt),
             deadline,
             bad: ev.aux != 0,
             arrived: self.now,
@@ -52,14 +53,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 return;
             }
         };
-        // A transient-failure trigger answers 503 at once, drawn from the
-        // trigger's own stream.
+        // A transient-failure trigger answers 503 at once: a coin of the
+        // attempt's own.
         let p = server.error_rate();
-        if p > 0.0 && self.rng.trigger.random::<f64>() < p {
+        if p > 0.0 && self.draws.at(Purpose::Failure, job.addr).random::<f64>() < p {
             self.respond::<Users>(job, Outcome::Status503, None);
             return;
         }
-        match server.admit(job, self.now, &mut self.rng.service) {
+        match server.admit(job, self.now, self.draws) {
             Admission::Started { worker, done_at } => self.schedule_done(r, worker, done_at),
             Admission::Queued | Admission::Dropped | Admission::Deferred => {}
             Admission::Rejected(why) => self.refused(job, why),
@@ -183,8 +184,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         };
         let version = record.read();
-        let back = self.hop();
-        let out = self.hop();
+        let address = self.slots.peek(ev.slot).address(ev.attempt);
+        let back = self.hop(Purpose::ReadBack, address);
+        let out = self.hop(Purpose::WriteOut, address);
         let Some(deadline) = self.live::<Users>(ev.slot, ev.attempt) else {
             return;
         };
@@ -257,7 +259,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 ev.slot,
                 ev.attempt,
                 self.now,
-                &mut self.rng.service,
+                self.draws,
                 &mut self.dropped,
                 |job| copies.wanted(slots, job),
             )
@@ -266,7 +268,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 ev.slot,
                 ev.attempt,
                 self.now,
-                &mut self.rng.service,
+                self.draws,
                 &mut self.dropped,
                 |_| true,
             )
@@ -343,7 +345,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         if let OutageKind::Spike { .. } = outage.kind {
             let end = outage.end;
-            self.schedule_spike_arrival(index, end);
+            self.schedule_spike_arrival(index, end, 0);
         }
     }
 

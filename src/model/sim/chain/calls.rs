@@ -28,7 +28,7 @@ impl Side for ChainCalls {
             guards: &mut callers.guards,
             slots: &mut c.slots,
             book: &mut c.book,
-            jitter: &mut sim.rng.jitter,
+            draws: sim.draws,
         }
     }
 
@@ -52,13 +52,17 @@ impl Side for ChainCalls {
         retries: u32,
     ) -> u16 {
         let tier = Self::tier(sim, slot);
-        let previous = sim.chain().slots.get(slot).replica;
+        let request = sim.chain().slots.peek(slot);
+        let (previous, address) = (request.replica, request.address(attempt));
         let replica = match tier_server(&mut sim.server, &mut sim.chain, tier) {
-            Some(ServerState::Fleet(f)) => f.pick(retries > 0, previous, &mut sim.rng.balance),
+            Some(ServerState::Fleet(f)) => {
+                let mut rng = sim.draws.at(Purpose::Balance, address);
+                f.pick(retries > 0, previous, &mut rng)
+            }
             _ => 0,
         };
         sim.chain().slots.get(slot).replica = replica;
-        let hop = sim.hop();
+        let hop = sim.hop(Purpose::HopOut, address);
         let ev = Event {
             aux: tier as u32,
             replica,
@@ -138,11 +142,11 @@ impl Side for ChainCalls {
             CallMode::Parallel => false,
         };
         if more {
-            let deadline = tier_server(&mut sim.server, &mut sim.chain, tier)
+            let (deadline, caller) = tier_server(&mut sim.server, &mut sim.chain, tier)
                 .and_then(|s| s.replica(replica))
                 .and_then(|s| s.holding(worker, epoch))
-                .map_or(SimTime::ZERO, |(job, _)| job.deadline);
-            if sim.make_call(tier, replica, worker, epoch, deadline) {
+                .map_or((SimTime::ZERO, 0), |(job, _)| (job.deadline, job.addr));
+            if sim.make_call(tier, replica, worker, epoch, deadline, caller) {
                 return;
             }
         }
@@ -215,7 +219,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             CallMode::Parallel => count,
         };
         for _ in 0..first {
-            self.make_call(tier, replica, worker, epoch, job.deadline);
+            self.make_call(tier, replica, worker, epoch, job.deadline, job.addr);
         }
         let hold = &mut self.chain().holds[tier][i];
         hold.pending -= 1;
@@ -238,8 +242,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
     }
 
-    /// The holding worker makes its next call, leaving out those whose
-    /// probability says so this time; false when none is left to make.
+    /// The holding worker, serving the attempt at address `caller`, makes
+    /// its next call, leaving out those whose probability says so this
+    /// time; false when none is left to make. Call `i` of an attempt is
+    /// at `addr::call(caller, i)`.
     fn make_call(
         &mut self,
         tier: usize,
@@ -247,6 +253,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         worker: u32,
         epoch: u32,
         caller_deadline: SimTime,
+        caller: u64,
     ) -> bool {
         let now = self.now;
         let c = self
@@ -256,7 +263,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let i = replica * c.workers[tier] + worker as usize;
         let hold = &mut c.holds[tier][i];
         let calls = &c.calls[tier];
-        let callee = loop {
+        let (callee, id) = loop {
             let Some(&callee) = calls.to.get(hold.next as usize) else {
                 return false;
             };
@@ -265,9 +272,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 .get(hold.next as usize)
                 .copied()
                 .unwrap_or(1.0);
+            let id = addr::call(caller, hold.next);
             hold.next += 1;
-            if p >= 1.0 || self.rng.workload.random::<f64>() < p {
-                break callee;
+            if p >= 1.0 || self.draws.at(Purpose::Call, id).random::<f64>() < p {
+                break (callee, id);
             }
         };
         let Some(callers) = c.callers[callee].as_mut() else {
@@ -300,7 +308,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         } else {
             c.links[slot as usize] = link;
         }
-        c.slots.get(slot).begin(now, deadline_at, false);
+        c.slots.get(slot).begin(id, now, deadline_at, false);
         c.totals[callee].calls += 1;
         if c.hedging(callee).is_some() {
             self.hedged_start::<ChainCalls>(slot);

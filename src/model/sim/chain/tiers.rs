@@ -17,6 +17,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let job = Job {
             slot: ev.slot,
             attempt: ev.attempt,
+            addr: self.chain().slots.peek(ev.slot).address(ev.attempt),
             deadline,
             bad: false,
             arrived: self.now,
@@ -30,14 +31,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.respond::<ChainCalls>(job, Outcome::Status503, None);
             return;
         };
-        // A transient-failure trigger answers 503 at once, drawn from the
-        // trigger's own stream.
+        // A transient-failure trigger answers 503 at once: a coin of the
+        // attempt's own.
         let p = server.error_rate();
-        if p > 0.0 && self.rng.trigger.random::<f64>() < p {
+        if p > 0.0 && self.draws.at(Purpose::Failure, job.addr).random::<f64>() < p {
             self.respond::<ChainCalls>(job, Outcome::Status503, None);
             return;
         }
-        match server.admit(job, now, &mut self.rng.service) {
+        match server.admit(job, now, self.draws) {
             Admission::Started { worker, done_at } => {
                 self.schedule_tier_done(tier, r, worker, done_at)
             }
@@ -257,14 +258,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         // A queued copy of a hedged call whose caller has its answer is
         // dropped unserved when the cancellation reaches the callee.
-        let completed = server.complete_if(
-            worker,
-            epoch,
-            now,
-            &mut self.rng.service,
-            &mut self.dropped,
-            |job| !cancel || book.wanted(slots, job),
-        );
+        let completed =
+            server.complete_if(worker, epoch, now, self.draws, &mut self.dropped, |job| {
+                !cancel || book.wanted(slots, job)
+            });
         // Queued work dropped unanswered because its caller had gone.
         self.dropped.clear();
         self.tier_gauges(tier, r);
@@ -333,14 +330,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         // unserved when the cancellation reaches the server.
         let cancel = self.strategy.hedging.is_some_and(|h| h.cancel);
         let (slots, copies) = (&self.slots, &self.copies);
-        let completed = server.complete_if(
-            worker,
-            epoch,
-            now,
-            &mut self.rng.service,
-            &mut self.dropped,
-            |job| !cancel || copies.wanted(slots, job),
-        );
+        let completed =
+            server.complete_if(worker, epoch, now, self.draws, &mut self.dropped, |job| {
+                !cancel || copies.wanted(slots, job)
+            });
         if !self.dropped.is_empty() {
             self.depart_dropped(r);
         }
