@@ -460,22 +460,39 @@ mod tests {
 
     #[test]
     fn finagle_budget_has_a_reserve_and_a_percentage() {
-        // ttl 1 s, 2 retries/s reserve, 20%: with no requests, 2 retries; with 10
-        // requests, 2 + 2 = 4.
+        // ttl 2 s, a reserve of 2 retries/s, 20%: with no requests, the
+        // reserve's 2 x 2 = 4 retries; with 10 requests, 4 + 2 = 6.
         let mut b = Budget::new(&BudgetConfig::Finagle {
-            ttl: SimDuration::from_secs(1),
+            ttl: SimDuration::from_secs(2),
             min_per_s: 2.0,
             percent: 0.2,
         });
-        assert!(b.try_retry(at(0), Outcome::Status503).is_some());
-        assert!(b.try_retry(at(0), Outcome::Status503).is_some());
-        assert!(b.try_retry(at(0), Outcome::Status503).is_none());
+        let granted = |b: &mut Budget, t: u64| {
+            (0..10)
+                .filter(|_| b.try_retry(at(t), Outcome::Status503).is_some())
+                .count()
+        };
+        assert_eq!(granted(&mut b, 0), 4);
         for _ in 0..10 {
             b.on_request(at(10));
         }
-        assert!(b.try_retry(at(20), Outcome::Status503).is_some());
-        assert!(b.try_retry(at(20), Outcome::Status503).is_some());
-        assert!(b.try_retry(at(20), Outcome::Status503).is_none());
+        assert_eq!(granted(&mut b, 20), 2);
+    }
+
+    /// A retry the breaker or the throttle refused to send leaves the
+    /// retries in progress: room for one more.
+    #[test]
+    fn an_abandoned_retry_frees_its_place() {
+        let mut b = Budget::new(&BudgetConfig::Concurrency(ConcurrencyLimit {
+            count_backoff: true,
+            percent: 0.0,
+            min_concurrency: 1,
+        }));
+        b.on_request(at(0));
+        let cost = b.try_retry(at(0), Outcome::Status503).unwrap();
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), None);
+        b.on_retry_abandoned(cost);
+        assert!(b.try_retry(at(0), Outcome::Status503).is_some());
     }
 
     #[test]
