@@ -95,12 +95,14 @@ impl Draws {
     }
 
     /// The generator of `purpose` at `address`: the same numbers every
-    /// time, whoever asks and whenever.
+    /// time, whoever asks and whenever. (An address is a hash already, so
+    /// one mix of it with the key and the purpose's tag starts the
+    /// generator: a draw costs two mixes, the start and its first number.)
     #[inline(always)]
     pub fn at(self, purpose: Purpose, address: u64) -> Draw {
         let tag = (purpose as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
         Draw {
-            state: mix(self.key ^ mix(address ^ tag)),
+            state: mix(self.key ^ address ^ tag),
         }
     }
 }
@@ -137,10 +139,13 @@ pub mod addr {
     }
 
     /// Attempt `k` (0 the first; hedged copies count as attempts) of the
-    /// request or call `request`.
+    /// request or call `request`: one mix, as it is computed for every
+    /// attempt (the request's address is a hash already; distinct `k` give
+    /// distinct inputs, so distinct addresses).
     #[inline(always)]
     pub fn attempt(request: u64, k: u32) -> u64 {
-        join(request ^ 0xa409_3822_299f_31d0, u64::from(k))
+        let step = (u64::from(k) + 1).wrapping_mul(GAMMA);
+        mix((request ^ 0xa409_3822_299f_31d0).wrapping_add(step))
     }
 
     /// Call `index` a worker makes while it serves attempt `attempt`: the
