@@ -95,34 +95,6 @@ impl Dist {
         }
     }
 
-    /// Fills `out` with draws, in order: the same values as calling
-    /// [`Dist::sample`] once for each, with the kind looked at once.
-    pub fn fill<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [SimDuration]) {
-        match self {
-            Dist::Constant(v) => out.fill(*v),
-            Dist::Exponential { sampler, .. } => {
-                for x in out {
-                    *x = SimDuration::from_nanos_f64(sampler.sample(rng));
-                }
-            }
-            Dist::LogNormal { sampler, .. } => {
-                for x in out {
-                    *x = SimDuration::from_nanos_f64(sampler.sample(rng));
-                }
-            }
-            Dist::AbsNormal { sampler, .. } => {
-                for x in out {
-                    *x = SimDuration::from_nanos_f64(sampler.sample(rng).abs());
-                }
-            }
-            Dist::Uniform { low, high } => {
-                for x in out {
-                    *x = SimDuration(rng.random_range(low.0..=high.0));
-                }
-            }
-        }
-    }
-
     /// P(X > `t`), `t` in nanoseconds: the closed form of each kind (the
     /// normal's through an error function good to 1.5e-7).
     pub fn survival(&self, t: f64) -> f64 {
@@ -238,25 +210,6 @@ mod tests {
     }
 
     /// Drawing in bulk is drawing one at a time.
-    #[test]
-    fn fill_draws_what_sample_draws() {
-        let ms = SimDuration::from_millis(10);
-        for d in [
-            Dist::constant(ms),
-            Dist::exponential(ms).unwrap(),
-            Dist::lognormal(ms, 0.5).unwrap(),
-            Dist::abs_normal(ms, SimDuration::from_millis(2)).unwrap(),
-            Dist::uniform(SimDuration::ZERO, ms).unwrap(),
-        ] {
-            let mut one = stream(3, Stream::Network);
-            let mut bulk = one.clone();
-            let singly: Vec<SimDuration> = (0..100).map(|_| d.sample(&mut one)).collect();
-            let mut filled = vec![SimDuration::ZERO; 100];
-            d.fill(&mut bulk, &mut filled[..37]);
-            d.fill(&mut bulk, &mut filled[37..]);
-            assert_eq!(singly, filled, "{d:?}");
-        }
-    }
 
     #[test]
     fn sample_means_match_the_stated_means() {
