@@ -22,11 +22,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn verdict<S: Side>(&mut self, slot: u32) -> Option<bool> {
         let now = self.now;
         let p = S::parts(self, slot);
-        let (draws, next) = (p.draws, p.slots.peek(slot).next_address());
-        if !p
-            .guards
-            .throttle_lets(now, || draws.at(Purpose::Throttle, next))
-        {
+        // The coin's address is hashed only when a throttle asks for it.
+        let (draws, slots) = (p.draws, &*p.slots);
+        let coin = || draws.at(Purpose::Throttle, slots.peek(slot).next_address());
+        if !p.guards.throttle_lets(now, coin) {
             return None;
         }
         // An open time that ends now ends before this attempt is judged.
