@@ -11,6 +11,8 @@
 //!   is a false alarm. The issue's bound is 1 in 100 runs per setting; the rule
 //!   is built for well under that (see `metrics::recovery::NOISE_Z`), so the
 //!   test allows 1 per 100 and reports the counts.
+//!   The same blip in 600 s runs at 90%: none (13 seeds here; 1200 runs of
+//!   100 seeds were measured once, see the test).
 //! - A real non-recovery: the metastable scenario's naive strategies are still
 //!   reported as never recovering (its own test, `tests/it/metastable.rs`, checks
 //!   over several seeds that their goodput stays near zero).
@@ -28,8 +30,8 @@ use retry_storm::scenario::{self, Scenario};
 
 /// The metastable world (10 workers, 10 ms exponential service: 1000/s; 1 s
 /// timeouts; 3 retries) at `utilisation`, open or closed load, with a 100 ms
-/// blackhole at t = 20 s, run for 50 s.
-fn one_bucket_blip(utilisation: f64, open: bool) -> Scenario {
+/// blackhole at t = 20 s, run for `secs` seconds.
+fn one_bucket_blip(utilisation: f64, open: bool, secs: u32) -> Scenario {
     let rate = 1000.0 * utilisation;
     let clients = if open {
         format!("model = \"open\"\nrate = {rate}")
@@ -44,7 +46,7 @@ fn one_bucket_blip(utilisation: f64, open: bool) -> Scenario {
     let src = format!(
         r#"
 name = "blip"
-duration = "50s"
+duration = "{secs}s"
 
 [clients]
 {clients}
@@ -81,23 +83,29 @@ budget = {{ kind = "token-bucket" }}
     scenario::parse(&src, Path::new("blip.toml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The runs among `seeds` of `base` that report a recovery more than 3 s
+/// after the blip, or none: (seed, strategy, recovery time).
+fn false_alarms(base: &Scenario, seeds: &[u64]) -> Vec<(u64, String, Option<f64>)> {
+    seeds
+        .par_iter()
+        .flat_map_iter(|&seed| {
+            let mut s = base.clone();
+            s.seed = seed;
+            simulate(&s).runs.into_iter().filter_map(move |r| {
+                let t = r.summary.recovery_time_s;
+                (t.is_none_or(|t| t > 3.0)).then_some((seed, r.name, t))
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn a_one_bucket_blip_is_not_reported_as_a_long_outage() {
     let mut failures = Vec::new();
+    let seeds: Vec<u64> = (1..=100).collect();
     for open in [true, false] {
         for utilisation in [0.5, 0.7, 0.9] {
-            let base = one_bucket_blip(utilisation, open);
-            let alarms: Vec<(u64, String, Option<f64>)> = (1..=100u64)
-                .into_par_iter()
-                .flat_map_iter(|seed| {
-                    let mut s = base.clone();
-                    s.seed = seed;
-                    simulate(&s).runs.into_iter().filter_map(move |r| {
-                        let t = r.summary.recovery_time_s;
-                        (t.is_none_or(|t| t > 3.0)).then_some((seed, r.name, t))
-                    })
-                })
-                .collect();
+            let alarms = false_alarms(&one_bucket_blip(utilisation, open, 50), &seeds);
             let load = if open { "open" } else { "closed" };
             eprintln!(
                 "{load} load at {:.0}%: {} false alarms in 200 runs {alarms:?}",
@@ -111,6 +119,23 @@ fn a_one_bucket_blip_is_not_reported_as_a_long_outage() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The same blip in runs of 600 s: eleven times as many windows after the
+/// trigger in which noise could pass for a shortfall. At 90% load, where
+/// the queue's excursions are longest, seeds 1 to 12 and seed 97: under the
+/// Gaussian band this measure used, seed 97's closed-loop run without
+/// backoff was reported recovered 451.4 s after the blip (one false alarm
+/// in the 1200 runs of 100 seeds, and one more at 3.2 s); the band fitted to
+/// the twin's own distribution raised none in those 1200 runs.
+#[test]
+fn a_blip_in_a_long_run_is_not_reported_as_a_long_outage() {
+    let mut seeds: Vec<u64> = (1..=12).collect();
+    seeds.push(97);
+    for open in [true, false] {
+        let alarms = false_alarms(&one_bucket_blip(0.9, open, 600), &seeds);
+        assert!(alarms.is_empty(), "open {open}: {alarms:?}");
+    }
 }
 
 #[test]
