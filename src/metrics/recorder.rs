@@ -3,6 +3,13 @@
 //! Counters are added to the bucket holding the current time. Gauges (queue length,
 //! requests in flight, busy workers) are integrated over time, so each bucket holds
 //! their time average, the quantity Little's law speaks of.
+//!
+//! A run may also record ahead ([`Recorder::ahead`]): what happens at a later
+//! time it already knows, such as an answer's arrival at a client that will do
+//! nothing else before then. Counters go to that time's bucket, and a gauge
+//! changed then is changed now with the difference taken back, bucket by
+//! bucket, up to that time: every bucket's average is what recording in time
+//! order gives.
 
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::Histogram;
@@ -129,15 +136,35 @@ pub enum Gauge {
 struct GaugeState {
     value: u64,
     since: SimTime,
-    /// Integral over the current bucket, count * ns.
-    area: u128,
+    /// Integral over the current bucket, count * ns (negative only for a
+    /// moment, while a change recorded ahead is taken back).
+    area: i128,
 }
 
 impl GaugeState {
     fn accumulate(&mut self, to: SimTime) {
-        self.area += u128::from(self.value) * u128::from((to - self.since).0);
+        self.area += i128::from(self.value) * i128::from((to - self.since).0);
         self.since = to;
     }
+}
+
+/// How many buckets past the current one a run may record ahead.
+pub const AHEAD: usize = 64;
+
+/// What a later bucket's gauge areas take from changes recorded ahead.
+#[derive(Clone, Copy, Debug, Default)]
+struct Later {
+    /// Added to the area of this bucket.
+    area: [i128; 5],
+    /// Added to the correction every bucket from this one on takes.
+    slope: [i128; 5],
+}
+
+/// Recording ahead: the clock's own time and the bucket counters go to.
+#[derive(Clone, Copy, Debug)]
+struct Ahead {
+    now: SimTime,
+    at: SimTime,
 }
 
 /// Records one run.
@@ -147,6 +174,19 @@ pub struct Recorder {
     buckets: Vec<Bucket>,
     current: usize,
     current_end: SimTime,
+    /// The bucket counters go to: the current one, or a later one while
+    /// recording ahead.
+    cursor: usize,
+    /// Set while recording ahead.
+    ahead: Option<Ahead>,
+    /// The gauges' areas recorded ahead for the buckets after the current
+    /// one, bucket `i` at `i % AHEAD` (empty until a run records ahead).
+    later: Vec<Later>,
+    /// The correction each whole bucket's area takes now, per gauge
+    /// (the running sum of `Later::slope`).
+    slope: [i128; 5],
+    /// The last bucket with an area in `later`.
+    later_until: usize,
     gauges: [GaugeState; 5],
     /// End-to-end latency of successful logical requests.
     pub latency: Histogram,
@@ -163,6 +203,11 @@ impl Recorder {
             buckets: vec![Bucket::default(); n],
             current: 0,
             current_end: SimTime(width.0),
+            cursor: 0,
+            ahead: None,
+            later: Vec::new(),
+            slope: [0; 5],
+            later_until: 0,
             gauges: [GaugeState::default(); 5],
             latency: Histogram::new(),
             totals: Totals::default(),
@@ -188,6 +233,13 @@ impl Recorder {
     fn close_bucket(&mut self) {
         let end = self.current_end;
         let width = self.width.0 as f64;
+        if !self.later.is_empty() {
+            let later = std::mem::take(&mut self.later[self.current % AHEAD]);
+            for (i, g) in self.gauges.iter_mut().enumerate() {
+                self.slope[i] += later.slope[i];
+                g.area += self.slope[i] + later.area[i];
+            }
+        }
         let [q, f, b, o, r] = &mut self.gauges;
         let bucket = &mut self.buckets[self.current];
         for (g, slot) in [
@@ -202,20 +254,92 @@ impl Recorder {
             g.area = 0;
         }
         self.current += 1;
+        self.cursor = self.current;
         self.current_end = end + self.width;
     }
 
     fn bucket(&mut self) -> &mut Bucket {
         let last = self.buckets.len() - 1;
-        &mut self.buckets[self.current.min(last)]
+        &mut self.buckets[self.cursor.min(last)]
     }
 
-    /// Sets gauge `g` to `value` at the current time `now`.
+    /// Records what happens at `at` from here on, the clock being at `now`
+    /// (and the recorder advanced to it), until [`Recorder::back`]; false,
+    /// and nothing changed, when `at` is at or past the run's end or more
+    /// than [`AHEAD`] buckets on.
+    #[inline]
+    pub fn ahead(&mut self, now: SimTime, at: SimTime) -> bool {
+        let i = (at.0 / self.width.0.max(1)) as usize;
+        if i >= self.buckets.len() || i >= self.current + AHEAD {
+            return false;
+        }
+        if self.later.is_empty() {
+            self.later = vec![Later::default(); AHEAD];
+        }
+        self.cursor = i;
+        self.ahead = Some(Ahead { now, at });
+        true
+    }
+
+    /// While recording ahead, records from `at` on instead (a later time,
+    /// with the same limits as [`Recorder::ahead`]); false, and nothing
+    /// changed, when not recording ahead or `at` is out of reach.
+    #[inline]
+    pub fn further(&mut self, at: SimTime) -> bool {
+        match self.ahead {
+            Some(a) => self.ahead(a.now, at),
+            None => false,
+        }
+    }
+
+    /// Back to recording at the clock's own time.
+    #[inline]
+    pub fn back(&mut self) {
+        self.cursor = self.current;
+        self.ahead = None;
+    }
+
+    /// Sets gauge `g` to `value` at the current time `now` (recording
+    /// ahead: at the time recorded at, which is `now`).
     #[inline]
     pub fn set(&mut self, g: Gauge, now: SimTime, value: u64) {
+        if let Some(a) = self.ahead {
+            self.set_ahead(g, a, value);
+            return;
+        }
         let state = &mut self.gauges[g as usize];
         state.accumulate(now);
         state.value = value;
+    }
+
+    /// [`Recorder::set`] at `a.at`, later than the clock's `a.now`: the
+    /// gauge changes now, and the change's area from `a.now` to `a.at` is
+    /// taken back: from the current bucket at once, from each whole bucket
+    /// after it by a running correction (a difference array, so that a long
+    /// backoff costs no more than a short one), and from the bucket of
+    /// `a.at` up to that time.
+    #[inline]
+    fn set_ahead(&mut self, g: Gauge, a: Ahead, value: u64) {
+        let g = g as usize;
+        let state = &mut self.gauges[g];
+        state.accumulate(a.now);
+        let delta = i128::from(value) - i128::from(state.value);
+        state.value = value;
+        let w = self.width.0.max(1);
+        let b = (a.at.0 / w) as usize;
+        if b == self.current {
+            state.area -= delta * i128::from((a.at - a.now).0);
+            return;
+        }
+        state.area -= delta * i128::from((self.current_end - a.now).0);
+        let whole = -delta * i128::from(w);
+        let next = self.current + 1;
+        if next < b {
+            self.later[next % AHEAD].slope[g] += whole;
+            self.later[b % AHEAD].slope[g] -= whole;
+        }
+        self.later[b % AHEAD].area[g] -= delta * i128::from(a.at.0 - b as u64 * w);
+        self.later_until = self.later_until.max(b);
     }
 
     /// An attempt was sent.
@@ -321,6 +445,10 @@ impl Recorder {
         if self.current < self.buckets.len() {
             self.close_bucket();
         }
+        // Areas recorded ahead past the last event.
+        while self.current <= self.later_until && self.current < self.buckets.len() {
+            self.close_bucket();
+        }
         // No event changes a gauge after the last one: every later bucket holds
         // the gauges' final values (often a run ends early, so there are many).
         let [q, f, b, o, r] = self.gauges.map(|g| g.value as f64);
@@ -360,6 +488,46 @@ mod tests {
         );
         assert_eq!(b[2].in_flight, 1.5);
         assert_eq!(totals.events, 3);
+    }
+
+    /// A gauge changed ahead (at 250, known at 60) and a counter recorded
+    /// ahead give the buckets that recording at 250 gives; a change past
+    /// the last event is closed in by `finish`. Out of reach: refused.
+    #[test]
+    fn recording_ahead_is_recording_in_time_order() {
+        let in_order = {
+            let mut r = Recorder::new(SimDuration(400), SimDuration(100));
+            r.advance(SimTime(50));
+            r.set(Gauge::InFlight, SimTime(50), 2);
+            r.advance(SimTime(250));
+            r.set(Gauge::InFlight, SimTime(250), 1);
+            r.attempt(true);
+            r.advance(SimTime(270));
+            r.set(Gauge::BackingOff, SimTime(270), 1);
+            r.finish()
+        };
+        let mut r = Recorder::new(SimDuration(400), SimDuration(100));
+        r.advance(SimTime(50));
+        r.set(Gauge::InFlight, SimTime(50), 2);
+        r.advance(SimTime(60));
+        assert!(r.ahead(SimTime(60), SimTime(250)));
+        r.set(Gauge::InFlight, SimTime(250), 1);
+        r.attempt(true);
+        assert!(r.further(SimTime(270)));
+        r.set(Gauge::BackingOff, SimTime(270), 1);
+        r.back();
+        assert!(!r.further(SimTime(300)), "only while ahead");
+        assert!(!r.ahead(SimTime(60), SimTime(400)), "past the end");
+        let ahead = r.finish();
+        assert_eq!(ahead.0, in_order.0);
+        assert_eq!(ahead.0[1].in_flight, 2.0);
+        assert_eq!(ahead.0[2].in_flight, 1.5);
+        assert_eq!(ahead.0[2].backing_off, 0.3);
+        assert_eq!(ahead.0[2].attempts, 1);
+        assert_eq!(ahead.2.attempts, in_order.2.attempts);
+        let mut far = Recorder::new(SimDuration(100_000), SimDuration(100));
+        assert!(!far.ahead(SimTime(0), SimTime(100 * AHEAD as u64)));
+        assert!(far.ahead(SimTime(0), SimTime(100 * AHEAD as u64 - 1)));
     }
 
     #[test]

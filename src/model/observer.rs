@@ -6,6 +6,10 @@ use crate::retry::{GiveUp, Outcome};
 
 /// Receives the client-side events of a run.
 pub trait Observer {
+    /// Whether the observer hears nothing: a run may then record client-side
+    /// events ahead of the clock (see `model::sim::attempts`), which an
+    /// observer would hear out of time order.
+    const SILENT: bool = false;
     /// Slot `slot` started a logical request at `now`.
     fn request_started(&mut self, _now: SimTime, _slot: u32) {}
     /// The circuit breaker opened (`true`) or stopped being open (`false`).
@@ -22,4 +26,6 @@ pub trait Observer {
 /// Observes nothing.
 pub struct NoObserver;
 
-impl Observer for NoObserver {}
+impl Observer for NoObserver {
+    const SILENT: bool = true;
+}

@@ -5,11 +5,12 @@
 //! and tries again. Hedged requests take [`super::hedge`] from the answer on.
 
 use super::callers::{Side, retry_after};
+use super::clients::Users;
 use super::{ServerState, Sim};
 use crate::engine::{Purpose, SimDuration, SimTime};
 use crate::model::Observer;
 use crate::model::client::Phase;
-use crate::model::event::{Event, NO_RETRY_AFTER};
+use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::Job;
 use crate::retry::budget::UNCOUNTED;
 use crate::retry::{Decision, GiveUp, Outcome};
@@ -218,9 +219,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 let r = p.slots.get(slot);
                 r.phase = Phase::BackingOff;
                 let attempt = r.attempt;
-                self.queue
-                    .push(now + delay, Event::new(S::SEND, slot, attempt));
                 S::backing_off(self, 1);
+                let send = Event::new(S::SEND, slot, attempt);
+                if self.rec.further(now + delay) {
+                    // An answer handled in place: the retry too.
+                    self.now = now + delay;
+                    self.on_backoff_over::<S>(send);
+                    self.now = now;
+                } else {
+                    self.queue.push(now + delay, send);
+                }
             }
             Decision::GiveUp(why) => self.give_up::<S>(slot, why),
         }
@@ -240,6 +248,33 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             b.on_request_end();
         }
         S::ended(self, slot, failure);
+    }
+
+    /// Sends `outcome` back to `job`'s user. Where nothing can happen to
+    /// the user before it arrives and nothing else acts on them until their
+    /// next attempt leaves ([`Sim::in_place`](super::in_place)), its
+    /// arrival, the user's decision and the retry's departure are handled
+    /// now, recorded ahead at their own times: no event for the answer and
+    /// none for the end of the backoff (the two events of four an OCC
+    /// attempt needed that the record never sees).
+    pub(super) fn answer_user(&mut self, job: Job, outcome: Outcome) {
+        if self.in_place {
+            let now = self.now;
+            let at = now + self.hop(Purpose::HopBack, job.addr);
+            if at < job.deadline && self.rec.ahead(now, at) {
+                self.now = at;
+                let ev = Event {
+                    outcome: outcome as u8,
+                    aux: NO_RETRY_AFTER,
+                    ..Event::new(Kind::Response, job.slot, job.attempt)
+                };
+                self.on_response::<Users>(ev);
+                self.rec.back();
+                self.now = now;
+                return;
+            }
+        }
+        self.respond::<Users>(job, outcome, None);
     }
 
     /// Sends `outcome` back over the network to `job`'s caller. Returns

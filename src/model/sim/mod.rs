@@ -284,6 +284,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) chain: Option<Box<chain::ChainRun>>,
     /// The copies out of each user's request, if the strategy hedges.
     pub(super) copies: hedge::CopyBook,
+    /// Whether an answer is handled where it is sent ([`Sim::in_place`]).
+    pub(super) in_place: bool,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -356,6 +358,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             },
             copies: hedge::CopyBook::default(),
             guards: callers::Guards::new(strategy),
+            in_place: O::SILENT && in_place(world, strategy),
         }
     }
 
@@ -390,6 +393,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             outage_targets: self.outage_targets.clone(),
             chain: self.chain.clone(),
             copies: self.copies.clone(),
+            in_place: self.in_place,
         }
     }
 
@@ -684,6 +688,28 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     }
 }
 
+/// Whether, in `world` under `strategy`, a user does nothing between an
+/// attempt's answer leaving the server and the next attempt leaving the
+/// user, and nothing else can act on them then, so that both are handled
+/// when the answer is sent, recorded ahead at their own times, with no event
+/// of their own: the OCC record (no server state for an answer to meet),
+/// users with no time limit (no timeout or deadline can come first), no
+/// budget, breaker or throttle (shared state that other users' answers
+/// change in between), no hedging and no call chain. Every draw has its own
+/// address, so handling them early changes no draw; only events due at the
+/// same nanosecond can come in another order.
+fn in_place(world: &WorldConfig, strategy: &Strategy) -> bool {
+    let p = &strategy.policy;
+    matches!(world.server, ServerModel::Occ)
+        && world.chain.is_none()
+        && p.timeout.is_none()
+        && p.deadline.is_none()
+        && strategy.budget.is_none()
+        && strategy.breaker.is_none()
+        && strategy.throttle.is_none()
+        && strategy.hedging.is_none()
+}
+
 /// An arrival event carrying its number `n` in its slot and attempt.
 fn counted(kind: Kind, n: u64) -> Event {
     Event::new(kind, (n >> 32) as u32, n as u32)
@@ -697,6 +723,58 @@ fn count(ev: Event) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Answers handled in place (recorded ahead, no events of their own)
+    /// give the run that handling each at its own event gives: the AWS
+    /// world with every strategy, one-shot, closed and open load, with and
+    /// without a retry limit. An observer that listens turns handling in
+    /// place off (it would hear the answers out of time order).
+    #[test]
+    fn answers_handled_in_place_give_the_same_run() {
+        struct Listening;
+        impl Observer for Listening {}
+        let s = crate::scenario::load(std::path::Path::new("scenarios/aws-jitter.toml"))
+            .expect("the shipped scenario is valid");
+        let mut worlds = vec![s.world.clone()];
+        let mut closed = s.world.clone();
+        closed.load = Load::Closed {
+            clients: 40,
+            think: crate::model::Dist::exponential(SimDuration::from_millis(50)).unwrap(),
+        };
+        closed.duration = SimDuration::from_secs(20);
+        let mut open = closed.clone();
+        open.load = Load::Open { rate_per_s: 150.0 };
+        worlds.extend([closed, open]);
+        let shown = |mut r: RunResult| {
+            r.totals.events = 0;
+            format!("{:?} {:?} {:?}", r.buckets, r.totals, r.latency)
+        };
+        let mut fewer = 0;
+        for world in &worlds {
+            for base in &s.strategies {
+                for limit in [None, Some(4)] {
+                    let mut strategy = base.clone();
+                    if let Some(n) = limit {
+                        strategy.policy.max_retries = n;
+                    }
+                    assert!(in_place(world, &strategy));
+                    let bucket = s.metrics.bucket;
+                    let quiet = run(world, &strategy, 7, bucket);
+                    let heard = run_observed(world, &strategy, 7, bucket, &mut Listening);
+                    assert!(heard.totals.attempts > 100, "a real run");
+                    fewer += usize::from(quiet.totals.events < heard.totals.events);
+                    assert_eq!(quiet.in_flight_at_end, heard.in_flight_at_end);
+                    assert!(
+                        shown(quiet) == shown(heard),
+                        "{:?}, {}, limit {limit:?}",
+                        world.load,
+                        strategy.name
+                    );
+                }
+            }
+        }
+        assert_eq!(fewer, worlds.len() * s.strategies.len() * 2);
+    }
 
     /// The far lane only decides where events wait, never their order: a run with
     /// the wheel is the run with the heap, event for event.

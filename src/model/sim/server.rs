@@ -49,7 +49,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 } else {
                     Outcome::Status409
                 };
-                self.respond::<Users>(Job { bad: false, ..job }, outcome, None);
+                self.answer_user(Job { bad: false, ..job }, outcome);
                 return;
             }
         };
