@@ -244,8 +244,8 @@ pub const EVENTS: usize = FIGURES.len() - 1;
 
 /// Seconds the breaker was open over a run: the time-averaged open share of each
 /// bucket times the bucket width.
-pub fn breaker_open_s(cfg: &MetricsConfig, buckets: &[Bucket]) -> f64 {
-    buckets.iter().map(|b| b.breaker_open).sum::<f64>() * cfg.bucket.as_secs_f64()
+pub fn breaker_open_s<'a>(cfg: &MetricsConfig, buckets: impl Iterator<Item = &'a Bucket>) -> f64 {
+    buckets.map(|b| b.breaker_open).sum::<f64>() * cfg.bucket.as_secs_f64()
 }
 
 /// One run's figures, in [`FIGURES`] order; `None` where a run has no such

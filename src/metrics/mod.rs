@@ -17,6 +17,6 @@ pub mod takeaway;
 pub mod tiers;
 
 pub use histogram::Histogram;
-pub use recorder::{Bucket, Recorder, Totals};
+pub use recorder::{Bucket, Recorder, Series, Totals};
 pub use report::{Report, StrategyReport};
 pub use summary::{MetricsConfig, Summary, summarize};

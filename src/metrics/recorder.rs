@@ -49,6 +49,71 @@ impl Bucket {
     }
 }
 
+/// A run's buckets, in order: those it recorded, then as many copies of
+/// `tail` as make up the run's length. A run whose events end early (every
+/// client done, the AWS world's) would otherwise fill thousands of
+/// identical buckets that nothing happens in, and every reader scan them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Series {
+    /// The buckets recorded.
+    pub head: Vec<Bucket>,
+    /// Every bucket after them: no counts, the gauges at their last values.
+    pub tail: Bucket,
+    /// Buckets in the run.
+    len: usize,
+}
+
+impl Series {
+    /// A series of exactly `buckets`.
+    pub fn of(buckets: Vec<Bucket>) -> Series {
+        Series {
+            len: buckets.len(),
+            head: buckets,
+            tail: Bucket::default(),
+        }
+    }
+
+    /// Buckets in the run.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the run has no bucket.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every bucket, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Bucket> + Clone {
+        self.head
+            .iter()
+            .chain(std::iter::repeat_n(&self.tail, self.len - self.head.len()))
+    }
+
+    /// Bucket `i`.
+    pub fn get(&self, i: usize) -> Option<&Bucket> {
+        match self.head.get(i) {
+            Some(b) => Some(b),
+            None => (i < self.len).then_some(&self.tail),
+        }
+    }
+
+    /// Every bucket, written out.
+    pub fn to_vec(&self) -> Vec<Bucket> {
+        self.iter().copied().collect()
+    }
+
+    /// The largest of `f` over the buckets (0 for none).
+    pub fn max(&self, f: impl Fn(&Bucket) -> f64) -> f64 {
+        let tail = if self.len > self.head.len() {
+            f(&self.tail)
+        } else {
+            0.0
+        };
+        self.head.iter().map(f).fold(tail.max(0.0), f64::max)
+    }
+}
+
 /// Totals over the whole run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
@@ -151,6 +216,10 @@ impl GaugeState {
 /// How many buckets past the current one a run may record ahead.
 pub const AHEAD: usize = 64;
 
+/// Buckets the recorder adds at a time: more than [`AHEAD`], so that the
+/// bucket recorded ahead is always there.
+const GROW: usize = 4 * AHEAD;
+
 /// What a later bucket's gauge areas take from changes recorded ahead.
 #[derive(Clone, Copy, Debug, Default)]
 struct Later {
@@ -171,7 +240,11 @@ struct Ahead {
 #[derive(Clone)]
 pub struct Recorder {
     width: SimDuration,
+    /// The buckets so far: at least up to the furthest a run may record
+    /// ahead, grown as the clock moves on (never past `len`).
     buckets: Vec<Bucket>,
+    /// Buckets in the run.
+    len: usize,
     current: usize,
     current_end: SimTime,
     /// The bucket counters go to: the current one, or a later one while
@@ -187,6 +260,8 @@ pub struct Recorder {
     slope: [i128; 5],
     /// The last bucket with an area in `later`.
     later_until: usize,
+    /// The last bucket recorded ahead to.
+    ahead_until: usize,
     gauges: [GaugeState; 5],
     /// End-to-end latency of successful logical requests.
     pub latency: Histogram,
@@ -200,7 +275,8 @@ impl Recorder {
         let n = duration.0.div_ceil(width.0.max(1)).max(1) as usize;
         Recorder {
             width,
-            buckets: vec![Bucket::default(); n],
+            buckets: vec![Bucket::default(); n.min(GROW)],
+            len: n,
             current: 0,
             current_end: SimTime(width.0),
             cursor: 0,
@@ -208,6 +284,7 @@ impl Recorder {
             later: Vec::new(),
             slope: [0; 5],
             later_until: 0,
+            ahead_until: 0,
             gauges: [GaugeState::default(); 5],
             latency: Histogram::new(),
             totals: Totals::default(),
@@ -225,7 +302,7 @@ impl Recorder {
 
     #[cold]
     fn roll_to(&mut self, now: SimTime) {
-        while now >= self.current_end && self.current < self.buckets.len() {
+        while now >= self.current_end && self.current < self.len {
             self.close_bucket();
         }
     }
@@ -256,6 +333,10 @@ impl Recorder {
         self.current += 1;
         self.cursor = self.current;
         self.current_end = end + self.width;
+        if self.current + AHEAD >= self.buckets.len() && self.buckets.len() < self.len {
+            let n = (self.buckets.len() + GROW).min(self.len);
+            self.buckets.resize(n, Bucket::default());
+        }
     }
 
     fn bucket(&mut self) -> &mut Bucket {
@@ -270,9 +351,10 @@ impl Recorder {
     #[inline]
     pub fn ahead(&mut self, now: SimTime, at: SimTime) -> bool {
         let i = (at.0 / self.width.0.max(1)) as usize;
-        if i >= self.buckets.len() || i >= self.current + AHEAD {
+        if i >= self.len || i >= self.current + AHEAD {
             return false;
         }
+        self.ahead_until = self.ahead_until.max(i);
         if self.later.is_empty() {
             self.later = vec![Later::default(); AHEAD];
         }
@@ -439,36 +521,49 @@ impl Recorder {
         self.totals.server_sojourn_ns += u128::from(sojourn.0);
     }
 
-    /// Closes the remaining buckets (the run ends at the end of the last one) and
-    /// returns the buckets, the latency histogram and the totals.
-    pub fn finish(mut self) -> (Vec<Bucket>, Histogram, Totals) {
-        if self.current < self.buckets.len() {
+    /// Closes the buckets anything was recorded in (the run ends at the end
+    /// of the last one) and returns the series, the latency histogram and
+    /// the totals.
+    pub fn finish(mut self) -> (Series, Histogram, Totals) {
+        if self.current < self.len {
             self.close_bucket();
         }
-        // Areas recorded ahead past the last event.
-        while self.current <= self.later_until && self.current < self.buckets.len() {
+        // What was recorded ahead past the last event.
+        let until = self.later_until.max(self.ahead_until);
+        while self.current <= until && self.current < self.len {
             self.close_bucket();
         }
         // No event changes a gauge after the last one: every later bucket holds
-        // the gauges' final values (often a run ends early, so there are many).
+        // no counts and the gauges' final values.
         let [q, f, b, o, r] = self.gauges.map(|g| g.value as f64);
-        let from = self.current.min(self.buckets.len());
-        for bucket in &mut self.buckets[from..] {
-            (
-                bucket.queue_len,
-                bucket.in_flight,
-                bucket.busy,
-                bucket.breaker_open,
-                bucket.backing_off,
-            ) = (q, f, b, o, r);
-        }
-        (self.buckets, self.latency, self.totals)
+        let tail = Bucket {
+            queue_len: q,
+            in_flight: f,
+            busy: b,
+            breaker_open: o,
+            backing_off: r,
+            ..Bucket::default()
+        };
+        let mut head = self.buckets;
+        head.truncate(self.current.min(self.len));
+        let series = Series {
+            head,
+            tail,
+            len: self.len,
+        };
+        (series, self.latency, self.totals)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The recorder's buckets written out in full.
+    fn full(r: Recorder) -> (Vec<Bucket>, Histogram, Totals) {
+        let (series, h, t) = r.finish();
+        (series.to_vec(), h, t)
+    }
 
     #[test]
     fn gauges_are_time_averaged_per_bucket() {
@@ -481,7 +576,7 @@ mod tests {
         // In flight at 3 from t=250 to the end: bucket 2 averages 1.5.
         r.advance(SimTime(250));
         r.set(Gauge::InFlight, SimTime(250), 3);
-        let (b, _, totals) = r.finish();
+        let (b, _, totals) = full(r);
         assert_eq!(
             b.iter().map(|b| b.queue_len).collect::<Vec<_>>(),
             [1.0, 1.0, 0.0]
@@ -504,7 +599,7 @@ mod tests {
             r.attempt(true);
             r.advance(SimTime(270));
             r.set(Gauge::BackingOff, SimTime(270), 1);
-            r.finish()
+            full(r)
         };
         let mut r = Recorder::new(SimDuration(400), SimDuration(100));
         r.advance(SimTime(50));
@@ -518,7 +613,7 @@ mod tests {
         r.back();
         assert!(!r.further(SimTime(300)), "only while ahead");
         assert!(!r.ahead(SimTime(60), SimTime(400)), "past the end");
-        let ahead = r.finish();
+        let ahead = full(r);
         assert_eq!(ahead.0, in_order.0);
         assert_eq!(ahead.0[1].in_flight, 2.0);
         assert_eq!(ahead.0[2].in_flight, 1.5);
@@ -530,6 +625,29 @@ mod tests {
         assert!(far.ahead(SimTime(0), SimTime(100 * AHEAD as u64 - 1)));
     }
 
+    /// A run whose events end early keeps the buckets it recorded; the
+    /// rest are its tail, read as copies: no counts, the gauges' last values.
+    #[test]
+    fn the_buckets_after_the_last_event_are_the_tail() {
+        let mut r = Recorder::new(SimDuration(100_000), SimDuration(100));
+        r.advance(SimTime(150));
+        r.attempt(false);
+        r.set(Gauge::Queue, SimTime(150), 4);
+        let (series, _, _) = r.finish();
+        assert_eq!((series.head.len(), series.len()), (2, 1000));
+        assert_eq!(series.tail.queue_len, 4.0);
+        assert_eq!(series.tail.attempts, 0);
+        let all = series.to_vec();
+        assert_eq!(all.len(), 1000);
+        assert_eq!(all[1].queue_len, 2.0);
+        assert_eq!(all[1].attempts, 1);
+        assert_eq!(all[999], series.tail);
+        assert_eq!(series.get(999), Some(&series.tail));
+        assert_eq!(series.get(1000), None);
+        assert_eq!(series.max(|b| b.queue_len), 4.0);
+        assert_eq!(series.max(|b| b.attempts as f64), 1.0);
+    }
+
     #[test]
     fn counters_land_in_the_bucket_of_the_current_time() {
         let mut r = Recorder::new(SimDuration(200), SimDuration(100));
@@ -539,7 +657,7 @@ mod tests {
         r.attempt(true);
         r.outcome(Outcome::Timeout);
         r.outcome(Outcome::Status503);
-        let (b, _, t) = r.finish();
+        let (b, _, t) = full(r);
         assert_eq!((b[0].attempts, b[0].retries), (1, 0));
         assert_eq!(
             (b[1].attempts, b[1].retries, b[1].timeouts, b[1].errors),

@@ -4,7 +4,7 @@
 
 use crate::engine::{SimDuration, SimTime};
 use crate::metrics::recovery::{Recovery, judge};
-use crate::metrics::{Bucket, Histogram, Totals};
+use crate::metrics::{Bucket, Histogram, Series, Totals};
 
 /// How a run is measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,8 +97,8 @@ pub struct Summary {
 #[allow(clippy::too_many_arguments)]
 pub fn summarize(
     cfg: &MetricsConfig,
-    buckets: &[Bucket],
-    twin: Option<&[Bucket]>,
+    buckets: &Series,
+    twin: Option<&Series>,
     latency: &Histogram,
     totals: &Totals,
     in_flight_at_end: u64,
@@ -106,8 +106,13 @@ pub fn summarize(
     capacity_per_s: Option<f64>,
 ) -> Summary {
     let width_s = cfg.bucket.as_secs_f64();
-    let peak = buckets.iter().map(|b| b.attempts).max().unwrap_or(0) as f64 / width_s;
-    let baseline = baseline_goodput(cfg, buckets, outages);
+    let peak = buckets.max(|b| b.attempts as f64) / width_s;
+    // The trigger's figures read the buckets in full (a run with a
+    // trigger seldom ends early).
+    let full = (!outages.is_empty()).then(|| buckets.to_vec());
+    let baseline = full
+        .as_deref()
+        .and_then(|b| baseline_goodput(cfg, b, outages));
     let span = outages
         .iter()
         .map(|o| o.0)
@@ -115,7 +120,8 @@ pub fn summarize(
         .zip(outages.iter().map(|o| o.1).max());
     let recovery: Option<Recovery> = span
         .zip(twin)
-        .map(|(span, twin)| judge(cfg, buckets, twin, span, totals.spike_requests));
+        .zip(full.as_deref())
+        .map(|((span, twin), run)| judge(cfg, run, &twin.to_vec(), span, totals.spike_requests));
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     Summary {
         logical_requests: totals.started,
@@ -131,7 +137,7 @@ pub fn summarize(
         twin_overloaded: false,
         successes_lost: recovery.map(|r| r.successes_lost),
         extra_attempts: recovery.map(|r| r.extra_attempts),
-        peak_backlog: buckets.iter().map(Bucket::backlog).fold(0.0, f64::max),
+        peak_backlog: buckets.max(Bucket::backlog),
         latency_p50_s: latency.quantile(0.5).map(SimDuration::as_secs_f64),
         latency_p99_s: latency.quantile(0.99).map(SimDuration::as_secs_f64),
         latency_mean_s: (totals.succeeded > 0)
@@ -203,8 +209,8 @@ mod tests {
         let twin = buckets(&[10; 12]);
         let s = summarize(
             &cfg(),
-            &b,
-            Some(&twin),
+            &Series::of(b),
+            Some(&Series::of(twin)),
             &Histogram::new(),
             &Totals::default(),
             0,
@@ -224,8 +230,8 @@ mod tests {
         let b = buckets(&[5, 5]);
         let s = summarize(
             &cfg(),
-            &b,
-            Some(&b),
+            &Series::of(b.clone()),
+            Some(&Series::of(b)),
             &Histogram::new(),
             &Totals::default(),
             0,
@@ -244,7 +250,7 @@ mod tests {
         b[2].queue_len = 7.0;
         let s = summarize(
             &cfg(),
-            &b,
+            &Series::of(b),
             None,
             &Histogram::new(),
             &Totals::default(),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::SimDuration;
-use crate::metrics::{Bucket, MetricsConfig, Summary, summarize};
+use crate::metrics::{MetricsConfig, Series, Summary, summarize};
 use crate::model::{Abort, RunResult, WorldConfig, run, run_with_twin, run_with_twin_then};
 use crate::retry::{Backoff, BreakerConfig, Outcome, RetryPolicy, Strategy};
 
@@ -17,7 +17,7 @@ pub struct Measured {
     /// The run.
     pub run: RunResult,
     /// The twin's buckets; `None` when the world has no trigger.
-    pub twin: Option<Vec<Bucket>>,
+    pub twin: Option<Series>,
     /// Events the twin simulated (0 without one).
     pub twin_events: u64,
     /// The summary figures.
@@ -41,7 +41,7 @@ pub fn run_measured(
 /// A twin's run, as [`Twins`] keeps it.
 #[derive(Clone, Debug)]
 struct Twin {
-    buckets: Vec<Bucket>,
+    buckets: Series,
     events: u64,
     aborted: Option<Abort>,
     /// Whether every attempt of the users (and, in a chain, of the calls
@@ -302,7 +302,7 @@ pub fn run_measured_with(
     let mut summary = summarize(
         metrics,
         &r.buckets,
-        twin.as_ref().map(|t| t.buckets.as_slice()),
+        twin.as_ref().map(|t| &t.buckets),
         &r.latency,
         &r.totals,
         r.in_flight_at_end,

@@ -124,9 +124,9 @@ impl<'s> Plan<'s> {
                     tiers: names.zip(m.run.tiers).map(|(n, t)| n.zip(t).collect()),
                     name: strategy.name.clone(),
                     summary: m.summary,
-                    buckets: m.run.buckets,
+                    buckets: m.run.buckets.to_vec(),
                     replicas: m.run.replicas,
-                    twin: m.twin,
+                    twin: m.twin.map(|t| t.to_vec()),
                     twin_events: m.twin_events,
                     aborted: m.aborted.map(|a| a.to_string()),
                 }

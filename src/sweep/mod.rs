@@ -183,7 +183,7 @@ pub fn run_cells(
             let figures = figures::measure(
                 &m.summary,
                 !world.outages.is_empty(),
-                figures::breaker_open_s(&s.metrics, &out.buckets),
+                figures::breaker_open_s(&s.metrics, out.buckets.iter()),
                 m.twin_events,
             );
             let timeline = keeps_timeline(sweep, p, r).then(|| {

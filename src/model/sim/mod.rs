@@ -28,7 +28,7 @@ use rand_distr::{Distribution, Exp};
 use crate::engine::queue::WHEEL_ABOVE;
 use crate::engine::{Draws, EventQueue, Purpose, SimDuration, SimTime, addr};
 use crate::metrics::replicas::{ReplicaBucket, ReplicaRecorder};
-use crate::metrics::{Bucket, Histogram, Recorder, Totals};
+use crate::metrics::{Histogram, Recorder, Series, Totals};
 use crate::model::client::Slots;
 use crate::model::event::{Event, Kind};
 use crate::model::occ::Occ;
@@ -44,7 +44,7 @@ pub static SIMULATED_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomi
 #[derive(Clone, Debug)]
 pub struct RunResult {
     /// Time buckets, in order.
-    pub buckets: Vec<Bucket>,
+    pub buckets: Series,
     /// Latency of successful logical requests.
     pub latency: Histogram,
     /// Totals.
