@@ -385,6 +385,39 @@ mod tests {
         );
     }
 
+    /// A raise with no limit says "at least"; one with a limit names it
+    /// (the words the notes of `sim delays` and `sim run` print).
+    #[test]
+    fn a_raise_is_said_with_its_limit() {
+        let unlimited = RetryAfterUse::RaisesBy {
+            slack: SimDuration::MAX,
+        }
+        .words();
+        assert!(
+            unlimited.contains("to at least the Retry-After"),
+            "{unlimited}"
+        );
+        let limited = RetryAfterUse::RaisesBy {
+            slack: SimDuration::from_secs(2),
+        }
+        .words();
+        assert!(limited.contains("by at most 2s"), "{limited}");
+        assert!(!limited.contains("at least"), "{limited}");
+    }
+
+    /// A Retry-After of exactly `retry_after_max` is honoured; only one
+    /// above it is ignored (Envoy ignores values above its maximum).
+    #[test]
+    fn a_retry_after_at_the_maximum_is_honoured() {
+        let p = RetryPolicy::default();
+        let max = p.retry_after_max;
+        assert_eq!(p.retry_after_use(max), RetryAfterUse::Replaces);
+        assert_eq!(
+            p.retry_after_use(max + SimDuration(1)),
+            RetryAfterUse::Ignored
+        );
+    }
+
     #[test]
     fn what_a_retry_after_does_is_said_as_the_decision_takes_it() {
         let p = |mode| RetryPolicy {
