@@ -261,7 +261,7 @@ pub const SUMMARY: [Column<SummaryValue>; 36] = [
         "events",
         "events",
         AsIs,
-        "events simulated (the twin's not included)",
+        "events the run loop handled (the twin's not included; an answer handled where it is sent, in the OCC world, is none)",
         |_, s| s.summary.totals.events.to_string(),
     ),
     sum(
