@@ -245,6 +245,8 @@ pub struct Recorder {
     buckets: Vec<Bucket>,
     /// Buckets in the run.
     len: usize,
+    /// The run's end: nothing at or after it is recorded.
+    end: SimTime,
     current: usize,
     current_end: SimTime,
     /// The bucket counters go to: the current one, or a later one while
@@ -277,6 +279,7 @@ impl Recorder {
             width,
             buckets: vec![Bucket::default(); n.min(GROW)],
             len: n,
+            end: SimTime::ZERO + duration,
             current: 0,
             current_end: SimTime(width.0),
             cursor: 0,
@@ -346,12 +349,13 @@ impl Recorder {
 
     /// Records what happens at `at` from here on, the clock being at `now`
     /// (and the recorder advanced to it), until [`Recorder::back`]; false,
-    /// and nothing changed, when `at` is at or past the run's end or more
-    /// than [`AHEAD`] buckets on.
+    /// and nothing changed, when `at` is at or past the run's end (which
+    /// the last bucket may outlast: no event at or after it is handled) or
+    /// more than [`AHEAD`] buckets on.
     #[inline]
     pub fn ahead(&mut self, now: SimTime, at: SimTime) -> bool {
         let i = (at.0 / self.width.0.max(1)) as usize;
-        if i >= self.len || i >= self.current + AHEAD {
+        if at >= self.end || i >= self.current + AHEAD {
             return false;
         }
         self.ahead_until = self.ahead_until.max(i);
@@ -613,6 +617,10 @@ mod tests {
         r.back();
         assert!(!r.further(SimTime(300)), "only while ahead");
         assert!(!r.ahead(SimTime(60), SimTime(400)), "past the end");
+        // A run of 350 in buckets of 100: its last bucket outlasts it.
+        let mut short = Recorder::new(SimDuration(350), SimDuration(100));
+        assert!(short.ahead(SimTime(0), SimTime(349)));
+        assert!(!short.ahead(SimTime(0), SimTime(350)), "at the end");
         let ahead = full(r);
         assert_eq!(ahead.0, in_order.0);
         assert_eq!(ahead.0[1].in_flight, 2.0);
