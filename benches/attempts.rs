@@ -14,7 +14,9 @@
 //!   engine's order, with no metrics, no checks and no model beyond the
 //!   record's version. It handles as many events as the engine (checked
 //!   before it is timed): what any run loop with these events and draws
-//!   costs at the least, with this queue.
+//!   costs at the least, with this queue. `aws-sweep/two-event-floor`: the
+//!   same with each read an event of its own, two events an attempt (the
+//!   yardstick of the speed goal set before reads needed none).
 //! - `million`: the ideal-server world with a million closed-loop clients
 //!   and a server a thousand times larger, its first strategy with its twin,
 //!   4 s simulated with a 1 s crash (the full 60 s, four strategies, is a
@@ -101,7 +103,7 @@ fn aws_sweep(c: &mut Criterion) {
     group.throughput(Throughput::Elements(attempts as u64));
     group.bench_function("one-thread", |b| b.iter(|| black_box(run())));
     let engine_events = sweep::events(&run());
-    let floor = || {
+    let floor = |read_events| {
         (0..sweep.runs())
             .map(|cell| {
                 let (p, k, r) = sweep::locate(sweep, cell);
@@ -110,29 +112,40 @@ fn aws_sweep(c: &mut Criterion) {
                     &point.worlds[k],
                     &point.strategies[k],
                     sweep::derive_seed(s.seed, p, r),
+                    read_events,
                 )
             })
             .sum::<u64>()
     };
     assert_eq!(
-        floor(),
+        floor(false),
         engine_events,
         "the floor handles the engine's events"
     );
-    group.bench_function("floor", |b| b.iter(|| black_box(floor())));
+    assert_eq!(
+        floor(true),
+        engine_events + attempts as u64,
+        "the two-event floor handles the engine's events and a read an attempt"
+    );
+    group.bench_function("floor", |b| b.iter(|| black_box(floor(false))));
+    group.bench_function("two-event-floor", |b| b.iter(|| black_box(floor(true))));
     group.finish();
 }
 
 /// The events of one run of the OCC world, as the engine draws and orders
-/// them, and nothing else: each client starts, reads (a hop out; at the
-/// record, two hops, back and out again) and writes; after a conflict the
-/// answer's hop back, the backoff and the next read's hop out are drawn at
-/// once, as the engine handles an answer in place. Two events an attempt,
-/// one a client to start. Returns the events handled.
+/// them, and nothing else. With `read_events` each client starts, reads (a
+/// hop out; at the record, two hops, back and out again) and writes: two
+/// events an attempt, one a client to start (the floor the engine was held
+/// to before its reads needed no event). Without, the read is drawn where
+/// the attempt leaves and the write alone is an event, carrying its read's
+/// time, as the engine does now. After a conflict the answer's hop back,
+/// the backoff and the next attempt are drawn at once, as the engine
+/// handles an answer in place. Returns the events handled.
 fn aws_floor(
     world: &model::WorldConfig,
     strategy: &retry_storm::retry::Strategy,
     seed: u64,
+    read_events: bool,
 ) -> u64 {
     const START: u8 = 0;
     const READ: u8 = 1;
@@ -141,14 +154,25 @@ fn aws_floor(
         panic!("the AWS world is one-shot");
     };
     let draws = Draws::new(seed);
-    let mut queue = EventQueue::<(u8, u32, u32)>::with_horizon(SimDuration::from_nanos_f64(
+    let mut queue = EventQueue::<(u8, u32, u64)>::with_horizon(SimDuration::from_nanos_f64(
         4.0 * world.network.mean_nanos(),
     ));
-    let (mut record, mut events) = (0u32, 0u64);
+    let (mut record, mut last_accepted, mut events) = (0u64, None::<u64>, 0u64);
     let mut retries = vec![(0u32, 0.0f64); clients as usize];
     // Each draw at its attempt's address, as the engine draws it.
     let attempt = |c: u32, n: u32| addr::attempt(addr::request(addr::client(c), 0), n);
     let hop = |purpose, c: u32, n: u32| world.network.sample(&mut draws.at(purpose, attempt(c, n)));
+    // An attempt leaving at `at`: its read as an event, or its write
+    // carrying the read's time.
+    let send = |queue: &mut EventQueue<_>, at: SimTime, c: u32, n: u32| {
+        let read = at + hop(Purpose::HopOut, c, n);
+        if read_events {
+            queue.push(read, (READ, c, 0));
+        } else {
+            let write = read + hop(Purpose::ReadBack, c, n) + hop(Purpose::WriteOut, c, n);
+            queue.push(write, (WRITE, c, read.0));
+        }
+    };
     // Every client starts at once.
     for c in 0..clients {
         queue.push(SimTime::ZERO, (START, c, 0));
@@ -156,25 +180,33 @@ fn aws_floor(
     while let Some((now, (kind, c, aux))) = queue.pop() {
         events += 1;
         let n = retries[c as usize].0;
-        match kind {
-            START => queue.push(now + hop(Purpose::HopOut, c, n), (READ, c, 0)),
+        let accepted = match kind {
+            START => {
+                send(&mut queue, now, c, n);
+                continue;
+            }
             READ => {
                 let back = hop(Purpose::ReadBack, c, n);
                 let out = hop(Purpose::WriteOut, c, n);
                 queue.push(now + back + out, (WRITE, c, record));
+                continue;
             }
-            _ if aux == record => record += 1,
-            _ => {
-                let back = hop(Purpose::HopBack, c, n);
-                let mut jitter = draws.at(Purpose::Jitter, attempt(c, n));
-                let (n, memory) = &mut retries[c as usize];
-                *n += 1;
-                let (delay, next) = strategy.backoff.delay(*n, *memory, &mut jitter);
-                *memory = next;
-                let out = hop(Purpose::HopOut, c, *n);
-                queue.push(now + back + delay + out, (READ, c, 0));
-            }
+            _ if read_events => aux == record,
+            _ => last_accepted.is_none_or(|t| t < aux),
+        };
+        if accepted {
+            record += 1;
+            last_accepted = Some(now.0);
+            continue;
         }
+        let back = hop(Purpose::HopBack, c, n);
+        let mut jitter = draws.at(Purpose::Jitter, attempt(c, n));
+        let (n, memory) = &mut retries[c as usize];
+        *n += 1;
+        let (delay, next) = strategy.backoff.delay(*n, *memory, &mut jitter);
+        *memory = next;
+        let n = *n;
+        send(&mut queue, now + back + delay, c, n);
     }
     events
 }

@@ -487,16 +487,22 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
         }
     }
 
-    /// The event most likely to be popped next, cheaply: the earlier of the
-    /// near heap's first and the FIFO's first (a far event due sooner is
-    /// missed). For a hint to fetch what it will touch, never for the order.
+    /// Events soon to be popped, cheaply, for a hint to fetch what they
+    /// will touch (never for the order): the `depth`-th of the wheel's
+    /// sorted run and of the FIFO lane, and the near heap's first. An event
+    /// handled `depth` pops from now has had its memory asked for while
+    /// `depth` others were handled, long enough for a load from main memory.
     #[inline]
-    pub fn next_hint(&self) -> Option<&E> {
-        [self.near.peek(), self.fifo.front(), self.run.last()]
-            .into_iter()
-            .flatten()
-            .min_by_key(|e| e.key)
-            .map(|e| &e.event)
+    pub fn upcoming(&self, depth: usize, mut hint: impl FnMut(&E)) {
+        if let Some(e) = self.run.len().checked_sub(depth + 1).map(|i| &self.run[i]) {
+            hint(&e.event);
+        }
+        if let Some(e) = self.fifo.get(depth) {
+            hint(&e.event);
+        }
+        if let Some(e) = self.near.peek() {
+            hint(&e.event);
+        }
     }
 
     /// The time of the earliest event, if any.

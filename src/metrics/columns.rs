@@ -261,7 +261,7 @@ pub const SUMMARY: [Column<SummaryValue>; 36] = [
         "events",
         "events",
         AsIs,
-        "events the run loop handled (the twin's not included; an answer handled where it is sent, in the OCC world, is none)",
+        "events the run loop handled (the twin's not included; where nothing can stop an OCC world's users between attempts, their reads and answers need none)",
         |_, s| s.summary.totals.events.to_string(),
     ),
     sum(

@@ -213,7 +213,11 @@ pub const FIGURES: [Figure; 24] = [
         2,
     ),
     fig("crashes", "server crashes", 2),
-    fig("events", "events simulated (twins included)", 1),
+    fig(
+        "events",
+        "events the run loop handled (twins not included)",
+        1,
+    ),
 ];
 
 /// Charts drawn when `[sweep]` names none.
@@ -250,14 +254,8 @@ pub fn breaker_open_s<'a>(cfg: &MetricsConfig, buckets: impl Iterator<Item = &'a
 
 /// One run's figures, in [`FIGURES`] order; `None` where a run has no such
 /// figure (no successes, no capacity limit, no trigger). A run with a trigger
-/// that never recovered has an infinite recovery time. `twin_events` are added
-/// to the events figure.
-pub fn measure(
-    s: &Summary,
-    has_outage: bool,
-    breaker_open_s: f64,
-    twin_events: u64,
-) -> [Option<f64>; FIGURES.len()] {
+/// that never recovered has an infinite recovery time.
+pub fn measure(s: &Summary, has_outage: bool, breaker_open_s: f64) -> [Option<f64>; FIGURES.len()] {
     let t = &s.totals;
     let n = |v: u64| Some(v as f64);
     [
@@ -289,7 +287,10 @@ pub fn measure(
         s.extra_attempts.map(|v| v as f64),
         Some(s.peak_backlog),
         n(t.crashes),
-        n(t.events + twin_events),
+        // Not the twin's: a twin shared by strategies is made by one of
+        // them, and its events depend on which (whether it handled answers
+        // in place), where its figures do not.
+        n(t.events),
     ]
 }
 

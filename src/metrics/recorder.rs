@@ -455,10 +455,11 @@ impl Recorder {
         }
     }
 
-    /// A logical request succeeded at `now` after `latency`.
+    /// A logical request succeeded at `now` after `latency`. (Successes
+    /// recorded ahead come out of time order: the last is the latest.)
     #[inline]
     pub fn success(&mut self, now: SimTime, latency: SimDuration) {
-        self.totals.last_success_ns = now.0;
+        self.totals.last_success_ns = self.totals.last_success_ns.max(now.0);
         self.totals.succeeded += 1;
         self.totals.latency_sum_ns += u128::from(latency.0);
         self.bucket().successes += 1;

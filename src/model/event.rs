@@ -114,6 +114,12 @@ pub struct Event {
 /// `aux` of a response without Retry-After.
 pub const NO_RETRY_AFTER: u32 = u32::MAX;
 
+/// `outcome` of an OCC write whose read was handled where the attempt was
+/// sent, with no event of its own: its `aux` is then the nanoseconds from
+/// the read reaching the record to the write reaching it (otherwise the
+/// version the read returned).
+pub const READ_IN_PLACE: u8 = u8::MAX;
+
 impl Event {
     /// What it does.
     #[inline(always)]

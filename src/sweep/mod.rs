@@ -184,7 +184,6 @@ pub fn run_cells(
                 &m.summary,
                 !world.outages.is_empty(),
                 figures::breaker_open_s(&s.metrics, out.buckets.iter()),
-                m.twin_events,
             );
             let timeline = keeps_timeline(sweep, p, r).then(|| {
                 out.buckets

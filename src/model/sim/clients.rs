@@ -5,7 +5,7 @@ use super::callers::{Parts, Side};
 use super::{ServerState, Sim};
 use crate::engine::{Purpose, SimTime, addr};
 use crate::metrics::recorder::Gauge;
-use crate::model::event::{Event, Kind};
+use crate::model::event::{Event, Kind, READ_IN_PLACE};
 use crate::model::{Load, Observer};
 use crate::retry::{GiveUp, HedgingConfig, Outcome};
 
@@ -180,6 +180,29 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             ServerState::Occ(_) => (Kind::ReadAtServer, 0),
         };
         let hop = self.hop(Purpose::HopOut, address);
+        if kind == Kind::ReadAtServer && self.in_place {
+            // Nothing but their own time limit can stop the user between the
+            // read and the write ([`super::in_place`]), so the read needs no
+            // event: the write goes out now, carrying how long before it the
+            // read reached the record (the time the record's check needs),
+            // unless the version would come back too late, when no write
+            // goes at all.
+            let back = self.hop(Purpose::ReadBack, address);
+            let read = self.now + hop;
+            if read + back >= self.slots.peek(slot).attempt_deadline {
+                return replica;
+            }
+            let gap = back + self.hop(Purpose::WriteOut, address);
+            if let Ok(aux) = u32::try_from(gap.0) {
+                let write = Event {
+                    outcome: READ_IN_PLACE,
+                    aux,
+                    ..Event::new(Kind::AtServer, slot, attempt)
+                };
+                self.queue.push(self.now + hop + gap, write);
+                return replica;
+            }
+        }
         let ev = Event {
             aux: u32::from(bad),
             replica,

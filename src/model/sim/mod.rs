@@ -71,6 +71,9 @@ pub struct RunResult {
 /// request: 4096 requests of about 100 bytes, a core's L2 cache.
 const PREFETCH_ABOVE: usize = 4096;
 
+/// How many events ahead the run loop asks for an event's request.
+const PREFETCH_DEPTH: usize = 8;
+
 /// Runs `strategy` on `world` with `seed`, recording in buckets of `bucket`.
 pub fn run(world: &WorldConfig, strategy: &Strategy, seed: u64, bucket: SimDuration) -> RunResult {
     run_observed(world, strategy, seed, bucket, &mut NoObserver)
@@ -560,9 +563,9 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             self.now = t;
             self.rec.advance(t);
             if prefetch {
-                if let Some(next) = self.queue.next_hint() {
-                    self.slots.prefetch(next.slot);
-                }
+                let slots = &self.slots;
+                self.queue
+                    .upcoming(PREFETCH_DEPTH, |e| slots.prefetch(e.slot));
             }
             match ev.kind() {
                 Kind::Begin => {
@@ -688,22 +691,26 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     }
 }
 
-/// Whether, in `world` under `strategy`, a user does nothing between an
-/// attempt's answer leaving the server and the next attempt leaving the
-/// user, and nothing else can act on them then, so that both are handled
-/// when the answer is sent, recorded ahead at their own times, with no event
-/// of their own: the OCC record (no server state for an answer to meet),
-/// users with no time limit (no timeout or deadline can come first), no
-/// budget, breaker or throttle (shared state that other users' answers
-/// change in between), no hedging and no call chain. Every draw has its own
-/// address, so handling them early changes no draw; only events due at the
-/// same nanosecond can come in another order.
+/// Whether, in `world` under `strategy`, nothing but their own answer and
+/// their own timer can act on a user between an attempt's answer leaving
+/// the server and their next attempt leaving them, so that the answer's
+/// arrival, the user's decision and the next attempt's departure are
+/// handled when the answer is sent, recorded ahead at their own times, with
+/// no event of their own (when the answer comes before the attempt's time
+/// limit; a timeout still comes as an event, and finds the attempt over):
+/// one server (the OCC record, or workers and a queue with no fleet to
+/// learn from the answer), no budget, breaker or throttle (shared state
+/// that other users' answers change in between), no hedging and no call
+/// chain. Every draw has its own address, so handling them early changes
+/// no draw; only events due at the same nanosecond can come in another
+/// order.
 fn in_place(world: &WorldConfig, strategy: &Strategy) -> bool {
-    let p = &strategy.policy;
-    matches!(world.server, ServerModel::Occ)
+    let one_server = match &world.server {
+        ServerModel::Occ => true,
+        ServerModel::Capacity(cfg) => !Fleet::needed(cfg),
+    };
+    one_server
         && world.chain.is_none()
-        && p.timeout.is_none()
-        && p.deadline.is_none()
         && strategy.budget.is_none()
         && strategy.breaker.is_none()
         && strategy.throttle.is_none()
@@ -724,17 +731,23 @@ fn count(ev: Event) -> u64 {
 mod tests {
     use super::*;
 
-    /// Answers handled in place (recorded ahead, no events of their own)
-    /// give the run that handling each at its own event gives: the AWS
-    /// world with every strategy, one-shot, closed and open load, with and
-    /// without a retry limit. An observer that listens turns handling in
-    /// place off (it would hear the answers out of time order).
+    /// Reads and answers handled in place (recorded ahead, no events of
+    /// their own) give the run that handling each at its own event gives:
+    /// the AWS world with every strategy, one-shot, closed and open load,
+    /// with and without a retry limit, and hops long enough that some reads
+    /// are events after all; and the worlds of workers and a queue of the
+    /// ideal-server and main scenarios (timeouts, crashes and resets, open
+    /// and closed load; their strategies with a budget are not handled in
+    /// place). An observer that listens turns handling in place off (it
+    /// would hear the answers out of time order).
     #[test]
-    fn answers_handled_in_place_give_the_same_run() {
+    fn reads_and_answers_handled_in_place_give_the_same_run() {
         struct Listening;
         impl Observer for Listening {}
-        let s = crate::scenario::load(std::path::Path::new("scenarios/aws-jitter.toml"))
-            .expect("the shipped scenario is valid");
+        let load = |f: &str| {
+            crate::scenario::load(std::path::Path::new(f)).expect("the shipped scenario is valid")
+        };
+        let s = load("scenarios/aws-jitter.toml");
         let mut worlds = vec![s.world.clone()];
         let mut closed = s.world.clone();
         closed.load = Load::Closed {
@@ -746,36 +759,55 @@ mod tests {
         closed.duration = SimDuration::from_millis(20_050);
         let mut open = closed.clone();
         open.load = Load::Open { rate_per_s: 150.0 };
-        worlds.extend([closed, open]);
-        let shown = |mut r: RunResult| {
-            r.totals.events = 0;
-            format!("{:?} {:?} {:?}", r.buckets, r.totals, r.latency)
-        };
-        let mut fewer = 0;
-        for world in &worlds {
+        // Hops of seconds: a read more than 2^32 ns before its write is
+        // an event after all (its gap does not fit the write's event).
+        let mut slow = s.world.clone();
+        slow.network = crate::model::Dist::lognormal(SimDuration::from_secs(1), 1.0).unwrap();
+        slow.load = Load::OneShot { clients: 40 };
+        let mut cases: Vec<(WorldConfig, Strategy)> = Vec::new();
+        for world in [s.world.clone(), closed, open, slow] {
             for base in &s.strategies {
                 for limit in [None, Some(4)] {
                     let mut strategy = base.clone();
                     if let Some(n) = limit {
                         strategy.policy.max_retries = n;
                     }
-                    assert!(in_place(world, &strategy));
-                    let bucket = s.metrics.bucket;
-                    let quiet = run(world, &strategy, 7, bucket);
-                    let heard = run_observed(world, &strategy, 7, bucket, &mut Listening);
-                    assert!(heard.totals.attempts > 100, "a real run");
-                    fewer += usize::from(quiet.totals.events < heard.totals.events);
-                    assert_eq!(quiet.in_flight_at_end, heard.in_flight_at_end);
-                    assert!(
-                        shown(quiet) == shown(heard),
-                        "{:?}, {}, limit {limit:?}",
-                        world.load,
-                        strategy.name
-                    );
+                    cases.push((world.clone(), strategy));
                 }
             }
         }
-        assert_eq!(fewer, worlds.len() * s.strategies.len() * 2);
+        for f in ["scenarios/ideal-server.toml", "scenarios/outage.toml"] {
+            let s = load(f);
+            for (i, strategy) in s.strategies.iter().enumerate() {
+                cases.push((s.world_for(i).into_owned(), strategy.clone()));
+            }
+        }
+        let shown = |mut r: RunResult| {
+            r.totals.events = 0;
+            format!("{:?} {:?} {:?}", r.buckets, r.totals, r.latency)
+        };
+        let (mut handled, mut fewer) = (0, 0);
+        for (world, strategy) in &cases {
+            if !in_place(world, strategy) {
+                assert!(strategy.budget.is_some(), "{}", strategy.name);
+                continue;
+            }
+            handled += 1;
+            let bucket = s.metrics.bucket;
+            let quiet = run(world, strategy, 7, bucket);
+            let heard = run_observed(world, strategy, 7, bucket, &mut Listening);
+            assert!(heard.totals.attempts > 100, "a real run: {}", strategy.name);
+            fewer += usize::from(quiet.totals.events < heard.totals.events);
+            assert_eq!(quiet.in_flight_at_end, heard.in_flight_at_end);
+            assert!(
+                shown(quiet) == shown(heard),
+                "{:?}, {}",
+                world.load,
+                strategy.name
+            );
+        }
+        assert_eq!(fewer, handled);
+        assert_eq!(handled, 4 * s.strategies.len() * 2 + 4 + 4);
     }
 
     /// The far lane only decides where events wait, never their order: a run with

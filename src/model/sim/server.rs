@@ -5,7 +5,7 @@ use super::clients::Users;
 use super::{ServerState, Sim};
 use crate::engine::{Purpose, SimDuration, SimTime};
 use crate::metrics::recorder::Gauge;
-use crate::model::event::{Event, Kind};
+use crate::model::event::{Event, Kind, READ_IN_PLACE};
 use rand::RngExt;
 
 use crate::model::server::{Admission, Finished, Job, Rejection};
@@ -43,8 +43,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 server
             }
             ServerState::Occ(record) => {
-                // The write of an OCC attempt; `aux` is the version it read.
-                let outcome = if record.write(ev.aux) {
+                // The write of an OCC attempt; `aux` is the version it read,
+                // or how long ago its read reached the record.
+                let accepted = if ev.outcome == READ_IN_PLACE {
+                    let read = SimTime(self.now.0 - u64::from(ev.aux));
+                    record.write_read_at(read, self.now)
+                } else {
+                    record.write(ev.aux, self.now)
+                };
+                let outcome = if accepted {
                     Outcome::Ok
                 } else {
                     Outcome::Status409
@@ -296,7 +303,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         } else {
             Outcome::Ok
         };
-        let delivered = self.answer::<Users>(done.job, outcome);
+        let delivered = if self.in_place {
+            self.answer_user(done.job, outcome)
+        } else {
+            self.answer::<Users>(done.job, outcome)
+        };
         if delivered && outcome == Outcome::Ok {
             if let Some(rec) = &mut self.per_replica {
                 rec.served(r, self.now);
