@@ -256,4 +256,28 @@ mod tests {
             assert!((50..=150).contains(&until.0), "{until:?}");
         }
     }
+
+    /// Half-open, only the probes' answers count: an answer to an attempt
+    /// let through before the breaker opened (not a probe) changes nothing,
+    /// however it went.
+    #[test]
+    fn half_open_counts_only_the_probes() {
+        let mut rng = stream(1, Stream::Jitter);
+        let mut b = Breaker::new(&config());
+        for t in 0..4 {
+            b.record(true, false, SimTime(t), &mut rng);
+        }
+        assert_eq!(b.check(SimTime(103)), Verdict::Probe);
+        assert_eq!(b.check(SimTime(104)), Verdict::Probe);
+        // Two late successes of attempts sent while it was closed.
+        assert_eq!(b.record(false, false, SimTime(105), &mut rng), None);
+        assert_eq!(b.record(false, false, SimTime(106), &mut rng), None);
+        assert!(matches!(b.state(), State::HalfOpen { answered: 0, .. }));
+        // The probes both fail: open again.
+        assert_eq!(b.record(true, true, SimTime(107), &mut rng), None);
+        assert_eq!(
+            b.record(true, true, SimTime(108), &mut rng),
+            Some(SimTime(208))
+        );
+    }
 }
