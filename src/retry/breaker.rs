@@ -250,11 +250,37 @@ mod tests {
             min_calls: 1,
             ..config()
         };
+        let (mut shortest, mut longest) = (u64::MAX, 0);
         for _ in 0..1000 {
             let mut b = Breaker::new(&c);
             let until = b.record(true, false, SimTime(0), &mut rng).unwrap();
             assert!((50..=150).contains(&until.0), "{until:?}");
+            (shortest, longest) = (shortest.min(until.0), longest.max(until.0));
         }
+        // And it does stretch: a uniform over [50, 150] comes within 5 of
+        // each end in 1000 draws but with probability 2 * 0.95^1000.
+        assert!(shortest <= 55 && longest >= 145, "{shortest} to {longest}");
+    }
+
+    /// Half-open, the probes' failure share is held to the rate: one of
+    /// four failing is under 50%, and the breaker closes.
+    #[test]
+    fn half_open_closes_when_the_probes_fail_under_the_rate() {
+        let mut rng = stream(1, Stream::Jitter);
+        let mut b = Breaker::new(&BreakerConfig {
+            probes: 4,
+            ..config()
+        });
+        for t in 0..4 {
+            b.record(true, false, SimTime(t), &mut rng);
+        }
+        for t in 103..107 {
+            assert_eq!(b.check(SimTime(t)), Verdict::Probe);
+        }
+        for (t, failed) in [(110, true), (111, false), (112, false), (113, false)] {
+            assert_eq!(b.record(failed, true, SimTime(t), &mut rng), None);
+        }
+        assert_eq!(b.state(), State::Closed);
     }
 
     /// Half-open, only the probes' answers count: an answer to an attempt
