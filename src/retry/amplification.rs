@@ -180,6 +180,23 @@ mod tests {
         assert_eq!(worst, vec![3.0, 27.0, 81.0]);
     }
 
+    /// A tier whose attempts make no calls sends nothing below, in either
+    /// mode, and its callers' success is its own.
+    #[test]
+    fn a_tier_that_makes_no_calls_sends_nothing_below() {
+        for mode in [CallMode::Sequence, CallMode::Parallel] {
+            let top = Tier {
+                calls: 0,
+                mode,
+                ..tier(1, 0.5)
+            };
+            let load = chain_load(&[top, tier(2, 1.0)]);
+            assert_eq!(load[1].attempts, 0.0, "{mode:?}");
+            assert_eq!(load[1].worst_case, 0.0, "{mode:?}");
+            assert!((load[0].call_success - 0.75).abs() < 1e-12, "{mode:?}");
+        }
+    }
+
     /// One tier alone: the truncated geometric sum, by hand.
     #[test]
     fn one_tier_is_the_geometric_sum() {
@@ -230,6 +247,7 @@ mod tests {
         let chain = [
             Tier {
                 calls: 2,
+                probability: 0.7,
                 mode: CallMode::Parallel,
                 ..tier(2, 0.1)
             },
