@@ -132,6 +132,53 @@ mod tests {
         assert!(d.iter().all(|r| r.quantiles[0] == r.quantiles[6]));
     }
 
+    fn strategy(kind: BackoffKind) -> Strategy {
+        Strategy {
+            name: "s".into(),
+            backoff: Backoff {
+                kind,
+                ..Backoff::default()
+            },
+            policy: crate::retry::RetryPolicy::default(),
+            budget: None,
+            breaker: None,
+            throttle: None,
+            tiers: Vec::new(),
+            hedging: None,
+        }
+    }
+
+    /// The policy's own delays: the backoff's for a retried outcome, the
+    /// hint's where Retry-After replaces it, none for an outcome it never
+    /// retries; and a sequence stops at the policy's last retry.
+    #[test]
+    fn policy_delays_are_the_policys_decisions() {
+        let s = strategy(BackoffKind::Exponential);
+        let max = s.policy.max_retries;
+        let by_retry = policy_delays(&s, Outcome::Status503, None, max + 2, 10, 1).unwrap();
+        let firsts: Vec<f64> = by_retry
+            .iter()
+            .map(|xs| xs.first().copied().unwrap_or(-1.0))
+            .collect();
+        let lens: Vec<usize> = by_retry.iter().map(Vec::len).collect();
+        let expected: Vec<f64> = (0..max + 2)
+            .map(|n| {
+                if n < max {
+                    0.2 * 2f64.powi(n as i32)
+                } else {
+                    -1.0
+                }
+            })
+            .map(|d: f64| if d > 10.0 { 10.0 } else { d })
+            .collect();
+        assert_eq!(firsts, expected);
+        assert!(lens[..max as usize].iter().all(|&l| l == 10));
+        let hint = Some(SimDuration::from_secs(3));
+        let hinted = policy_delays(&s, Outcome::Status503, hint, 2, 10, 1).unwrap();
+        assert!(hinted.iter().flatten().all(|&d| d == 3.0), "{hinted:?}");
+        assert_eq!(policy_delays(&s, Outcome::Status400, None, 2, 10, 1), None);
+    }
+
     #[test]
     fn full_jitter_spans_zero_to_the_ceiling() {
         let b = Backoff {
