@@ -130,6 +130,14 @@ mod tests {
         let medians: Vec<f64> = d.iter().map(|r| r.quantiles[3]).collect();
         assert_eq!(medians, [0.2, 0.4, 0.8]);
         assert!(d.iter().all(|r| r.quantiles[0] == r.quantiles[6]));
+        let means: Vec<f64> = d.iter().map(|r| r.mean).collect();
+        assert!(
+            means
+                .iter()
+                .zip(&medians)
+                .all(|(m, x)| (m - x).abs() < 1e-12)
+        );
+        assert_eq!(d.iter().map(|r| r.retry).collect::<Vec<_>>(), [1, 2, 3]);
     }
 
     fn strategy(kind: BackoffKind) -> Strategy {

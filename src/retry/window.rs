@@ -79,4 +79,16 @@ mod tests {
         w.expire(SimTime(150));
         assert_eq!(w.counts(), (0, 0));
     }
+
+    /// Events in one sub-window share its entry: the memory is bounded by
+    /// the sub-windows, not by the rate.
+    #[test]
+    fn a_busy_sub_window_is_one_entry() {
+        let mut w = SlidingCounts::new(SimDuration(100));
+        for t in 0..1000 {
+            w.add(SimTime(t / 10), 1, 1);
+        }
+        assert_eq!(w.counts(), (1000, 1000));
+        assert_eq!(w.slots.len(), 20);
+    }
 }
