@@ -3,7 +3,8 @@
 //! - a *near* heap for events due within a horizon (network hops, service
 //!   completions): the busy lane, kept small so its operations stay cheap;
 //! - a *far* lane for the rest (think times, backoff delays): a heap;
-//! - a FIFO for events pushed in time order (fixed-length timers).
+//! - a FIFO for events pushed in time order (fixed-length timers), in which
+//!   an event can be cancelled (`super::timers`).
 //!
 //! An `EventQueue<E, true>` (a run with many clients) has a wheel instead: every
 //! event not due before the wheel's window goes into one of its unsorted
@@ -28,122 +29,10 @@
 //! parameter rather than a run-time switch: the run loop is compiled once for
 //! each, and the heap's stays exactly as lean as it was without the wheel.
 
-use std::cmp::Reverse;
-use std::collections::VecDeque;
-
+use super::heap::{Entry, Heap};
 use super::time::{SimDuration, SimTime};
-
-/// One scheduled entry: the packed key and its payload.
-#[derive(Clone, Copy)]
-struct Entry<E> {
-    key: u128,
-    event: E,
-}
-
-/// Children of a node of [`Heap`].
-const ARITY: usize = 4;
-
-/// A min-heap of entries in which each node has four children (a d-ary heap,
-/// Johnson 1975; LaMarca and Ladner, "The influence of caches on the
-/// performance of heaps", JEA 1, 1996): half as deep as a binary heap, and a
-/// node's children are found with three comparisons of which two are
-/// independent. It is written here rather than taken from `std` so that the
-/// run loop's pop is inlined: `BinaryHeap::pop` was a call whose result came
-/// back through memory, and the loads of the event from it were the run
-/// loop's most expensive instructions (a store that cannot be forwarded to a
-/// load of another width stalls the core).
-///
-/// Taking out the first entry moves the hole at the root down to a leaf
-/// along the smallest children, then the last entry up into it (Floyd's
-/// improvement: the last entry is usually due late and would sink to the
-/// bottom anyway).
-#[derive(Clone)]
-struct Heap<E> {
-    v: Vec<Entry<E>>,
-}
-
-impl<E: Copy> Heap<E> {
-    fn new() -> Self {
-        Heap { v: Vec::new() }
-    }
-
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.v.len()
-    }
-
-    #[inline(always)]
-    fn peek(&self) -> Option<&Entry<E>> {
-        self.v.first()
-    }
-
-    #[inline(always)]
-    fn push(&mut self, entry: Entry<E>) {
-        self.v.push(entry);
-        let at = self.v.len() - 1;
-        self.sift_up(at, entry);
-    }
-
-    /// Moves `entry` up from the hole at `at` to where it belongs.
-    #[inline(always)]
-    fn sift_up(&mut self, mut at: usize, entry: Entry<E>) {
-        while at > 0 {
-            let parent = (at - 1) / ARITY;
-            let p = self.v[parent];
-            if p.key < entry.key {
-                break;
-            }
-            self.v[at] = p;
-            at = parent;
-        }
-        self.v[at] = entry;
-    }
-
-    #[inline(always)]
-    fn pop(&mut self) -> Option<Entry<E>> {
-        let top = *self.v.first()?;
-        let last = self.v.pop()?;
-        let n = self.v.len();
-        if n == 0 {
-            return Some(top);
-        }
-        let mut hole = 0;
-        while let Some(child) = self.smallest_child(hole, n) {
-            self.v[hole] = self.v[child];
-            hole = child;
-        }
-        self.sift_up(hole, last);
-        Some(top)
-    }
-
-    /// The smallest child of `node` among the first `n` entries, if it has any.
-    #[inline(always)]
-    fn smallest_child(&self, node: usize, n: usize) -> Option<usize> {
-        let first = ARITY * node + 1;
-        if first + ARITY <= n {
-            let c = &self.v[first..first + ARITY];
-            let a = usize::from(c[1].key < c[0].key);
-            let b = 2 + usize::from(c[3].key < c[2].key);
-            Some(first + if c[b].key < c[a].key { b } else { a })
-        } else if first < n {
-            let mut child = first;
-            for c in first + 1..n {
-                if self.v[c].key < self.v[child].key {
-                    child = c;
-                }
-            }
-            Some(child)
-        } else {
-            None
-        }
-    }
-
-    /// Keeps the entries whose events `keep` accepts, and restores the heap.
-    fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
-        self.v.retain(|e| keep(&e.event));
-        self.v.sort_unstable_by_key(|e| e.key);
-    }
-}
+use super::timers::{Ticket, Timers};
+use std::cmp::Reverse;
 
 /// Buckets in the wheel: with the width below (2.1 ms in the ideal-server
 /// world), a span of 34 s, which covers the think times and most backoffs of
@@ -163,7 +52,7 @@ pub struct EventQueue<E, const WHEEL: bool = false> {
     near: Heap<E>,
     /// With the wheel: the bucket the clock is in, sorted, latest first.
     run: Vec<Entry<E>>,
-    fifo: VecDeque<Entry<E>>,
+    fifo: Timers<Entry<E>>,
     far: FarLane<E>,
     next_seq: u64,
     /// Events due before `now + horizon` go to the near heap.
@@ -384,7 +273,7 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
         EventQueue {
             near: Heap::new(),
             run: Vec::new(),
-            fifo: VecDeque::new(),
+            fifo: Timers::new(),
             far: FarLane::new(shift, WHEEL),
             next_seq: 0,
             horizon: horizon.0,
@@ -430,13 +319,25 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
     /// Schedules `event` at `at`, cheaply when `at` is no earlier than the last event
     /// pushed this way (the case of timers that all have the same length); otherwise
     /// it falls back to the heap. Order is the same as with [`EventQueue::push`].
+    /// The ticket cancels the event ([`EventQueue::cancel`]); it is
+    /// [`Ticket::NONE`] when the event went to the heap.
     #[inline]
-    pub fn push_in_order(&mut self, at: SimTime, event: E) {
+    pub fn push_in_order(&mut self, at: SimTime, event: E) -> Ticket {
         let key = self.key(at);
         match self.fifo.back() {
-            Some(last) if last.key > key => self.heap_push(at, Entry { key, event }),
+            Some(last) if last.key > key => {
+                self.heap_push(at, Entry { key, event });
+                Ticket::NONE
+            }
             _ => self.fifo.push_back(Entry { key, event }),
         }
+    }
+
+    /// Cancels the event pushed in order that `ticket` names: it will not be
+    /// popped. Does nothing if it was popped already, or for [`Ticket::NONE`].
+    #[inline]
+    pub fn cancel(&mut self, ticket: Ticket) {
+        self.fifo.cancel(ticket);
     }
 
     /// Removes and returns the earliest event with its time.
@@ -497,7 +398,7 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
         if let Some(e) = self.run.len().checked_sub(depth + 1).map(|i| &self.run[i]) {
             hint(&e.event);
         }
-        if let Some(e) = self.fifo.get(depth) {
+        if let Some(e) = self.fifo.get_live(depth) {
             hint(&e.event);
         }
         if let Some(e) = self.near.peek() {
@@ -610,6 +511,56 @@ mod tests {
         q.push_in_order(SimTime(5), 2);
         q.push(SimTime(5), 3);
         assert_eq!(drain(&mut q), vec![(5, 0), (5, 1), (5, 2), (5, 3)]);
+    }
+
+    /// A cancelled timer never comes out, whichever lane it went to the
+    /// others come out in order, and a ticket of a timer already popped
+    /// cancels nothing; the count is of the live events.
+    #[test]
+    fn a_cancelled_timer_never_comes_out() {
+        for wheel in [false, true] {
+            let mut q = EventQueue::<u32>::with_horizon(SimDuration(10));
+            let mut w = EventQueue::<u32, true>::with_horizon(SimDuration(10));
+            let mut push = |at, e| {
+                if wheel {
+                    w.push_in_order(SimTime(at), e)
+                } else {
+                    q.push_in_order(SimTime(at), e)
+                }
+            };
+            let a = push(10, 0);
+            let b = push(20, 1);
+            let c = push(15, 2); // out of order: to the heap, no ticket
+            let d = push(30, 3);
+            assert_eq!(c, Ticket::NONE);
+            let mut out = Vec::new();
+            let mut step = |ticket: Option<Ticket>| {
+                let (len, popped) = if wheel {
+                    ticket.into_iter().for_each(|t| w.cancel(t));
+                    (w.len(), w.pop())
+                } else {
+                    ticket.into_iter().for_each(|t| q.cancel(t));
+                    (q.len(), q.pop())
+                };
+                out.push((len, popped.map(|(t, e)| (t.0, e))));
+            };
+            step(Some(b));
+            step(Some(a)); // popped already
+            step(Some(c));
+            step(None);
+            step(Some(d));
+            assert_eq!(
+                out,
+                vec![
+                    (3, Some((10, 0))),
+                    (2, Some((15, 2))),
+                    (1, Some((30, 3))),
+                    (0, None),
+                    (0, None)
+                ],
+                "wheel {wheel}"
+            );
+        }
     }
 
     #[test]

@@ -114,6 +114,11 @@ pub struct Event {
 /// `aux` of a response without Retry-After.
 pub const NO_RETRY_AFTER: u32 = u32::MAX;
 
+/// `outcome` of an attempt reaching a server (`Kind::AtServer`) that is
+/// permanently bad: the server answers 400. (Its `aux` is then the ticket
+/// of the attempt's timeout, [`crate::engine::Ticket`].)
+pub const BAD_REQUEST: u8 = 1;
+
 /// `outcome` of an OCC write whose read was handled where the attempt was
 /// sent, with no event of its own: its `aux` is then the nanoseconds from
 /// the read reaching the record to the write reaching it (otherwise the
@@ -128,6 +133,18 @@ impl Event {
             .get(usize::from(self.kind))
             .copied()
             .unwrap_or(Kind::Fork)
+    }
+
+    /// The client slot whose request handling this event will look at
+    /// first, for a fetch ahead (a hint: it may name a slot of another
+    /// side, or none).
+    #[inline(always)]
+    pub fn client(&self) -> u32 {
+        if self.kind == Kind::ServiceDone as u8 {
+            self.aux
+        } else {
+            self.slot
+        }
     }
 
     /// An event with only a kind and a slot.

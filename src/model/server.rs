@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use crate::engine::{Draws, Purpose, SimDuration, SimTime};
+use crate::engine::{Draws, Purpose, SimDuration, SimTime, Ticket};
 use crate::model::{Discipline, Dist, OutageKind, Overload, ServerConfig, Shedding};
 
 /// Refusals waiting for a worker when refusing costs work, at most: Linux's
@@ -27,6 +27,8 @@ pub struct Job {
     pub bad: bool,
     /// When it reached the server.
     pub arrived: SimTime,
+    /// Its caller's timeout, which an answer handled in place cancels.
+    pub timeout: Ticket,
 }
 
 /// What became of an arriving attempt.
@@ -218,6 +220,14 @@ impl Server {
     /// The epoch that completions scheduled now carry.
     pub fn epoch(&self) -> u32 {
         self.epoch
+    }
+
+    /// The client slot of the job `worker` holds (0 if none).
+    pub fn slot_of(&self, worker: u32) -> u32 {
+        self.running
+            .get(worker as usize)
+            .and_then(|r| r.as_ref())
+            .map_or(0, |r| r.job.slot)
     }
 
     fn start(&mut self, job: Job, now: SimTime, draws: Draws) -> Option<(u32, SimTime)> {
@@ -467,6 +477,7 @@ mod tests {
             deadline: SimTime::NEVER,
             bad: false,
             arrived: SimTime::ZERO,
+            timeout: Ticket::NONE,
         }
     }
 

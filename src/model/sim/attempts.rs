@@ -7,7 +7,7 @@
 use super::callers::{Side, retry_after};
 use super::clients::Users;
 use super::{ServerState, Sim};
-use crate::engine::{Purpose, SimDuration, SimTime};
+use crate::engine::{Purpose, SimDuration, SimTime, Ticket};
 use crate::model::Observer;
 use crate::model::client::Phase;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
@@ -116,14 +116,15 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let (attempt, deadline) = r.next_attempt(timeout_at);
         let retries = r.retries;
         let timeout = Event::new(S::TIMEOUT, slot, attempt);
+        let mut ticket = Ticket::NONE;
         if Some(deadline) == timeout_at {
             // Most timeouts have one length, so they come in time order.
-            self.queue.push_in_order(deadline, timeout);
+            ticket = self.queue.push_in_order(deadline, timeout);
         } else if deadline < SimTime::NEVER {
             // The request's deadline cuts this attempt short.
             self.queue.push(deadline, timeout);
         }
-        S::dispatch(self, slot, attempt, retries);
+        S::dispatch(self, slot, attempt, retries, ticket);
         S::sent(self, slot, retries);
     }
 
@@ -272,6 +273,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     ..Event::new(Kind::Response, job.slot, job.attempt)
                 };
                 self.on_response::<Users>(ev);
+                // The attempt is over now: its timeout can only find it so.
+                self.queue.cancel(job.timeout);
                 self.rec.back();
                 self.now = now;
                 return true;

@@ -7,7 +7,7 @@
 
 use super::Sim;
 use super::hedge::CopyBook;
-use crate::engine::{Draw, Draws, SimDuration, SimTime};
+use crate::engine::{Draw, Draws, SimDuration, SimTime, Ticket};
 use crate::model::Observer;
 use crate::model::client::Slots;
 use crate::model::event::Kind;
@@ -94,12 +94,14 @@ pub(super) trait Side {
     ) -> Option<HedgingConfig>;
 
     /// Attempt `attempt` of `slot`, its `retries`-th retry, leaves for its
-    /// tier; returns the replica it goes to.
+    /// tier, its timeout pushed with `timeout`; returns the replica it goes
+    /// to.
     fn dispatch<O: Observer, const W: bool>(
         sim: &mut Sim<'_, O, W>,
         slot: u32,
         attempt: u32,
         retries: u32,
+        timeout: Ticket,
     ) -> u16;
 
     /// An attempt went (`retries` > 0: a retry or a hedge): counted.

@@ -3,9 +3,9 @@
 
 use super::callers::{Parts, Side};
 use super::{ServerState, Sim};
-use crate::engine::{Purpose, SimTime, addr};
+use crate::engine::{Purpose, SimTime, Ticket, addr};
 use crate::metrics::recorder::Gauge;
-use crate::model::event::{Event, Kind, READ_IN_PLACE};
+use crate::model::event::{BAD_REQUEST, Event, Kind, READ_IN_PLACE};
 use crate::model::{Load, Observer};
 use crate::retry::{GiveUp, HedgingConfig, Outcome};
 
@@ -49,9 +49,10 @@ impl Side for Users {
         slot: u32,
         attempt: u32,
         retries: u32,
+        timeout: Ticket,
     ) -> u16 {
         let bad = sim.slots.peek(slot).bad;
-        sim.dispatch(slot, attempt, retries, bad)
+        sim.dispatch(slot, attempt, retries, bad, timeout)
     }
 
     #[inline(always)]
@@ -164,7 +165,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// Attempt `attempt` of `slot` leaves the client for the server, or for
     /// the replica the balancer picks, which it returns.
     #[inline(always)]
-    pub(super) fn dispatch(&mut self, slot: u32, attempt: u32, retries: u32, bad: bool) -> u16 {
+    pub(super) fn dispatch(
+        &mut self,
+        slot: u32,
+        attempt: u32,
+        retries: u32,
+        bad: bool,
+        timeout: Ticket,
+    ) -> u16 {
         // Against the OCC record an attempt starts with a read; otherwise the
         // request itself goes out.
         let address = self.slots.peek(slot).address(attempt);
@@ -204,7 +212,8 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             }
         }
         let ev = Event {
-            aux: u32::from(bad),
+            outcome: if bad { BAD_REQUEST } else { 0 },
+            aux: timeout.to_bits(),
             replica,
             ..Event::new(kind, slot, attempt)
         };

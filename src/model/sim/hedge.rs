@@ -17,7 +17,7 @@
 
 use super::Sim;
 use super::callers::Side;
-use crate::engine::SimTime;
+use crate::engine::{SimTime, Ticket};
 use crate::model::Observer;
 use crate::model::client::{Phase, Slots};
 use crate::model::event::Event;
@@ -162,7 +162,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             r.next_attempt(timeout_at);
         }
         let (attempt, retries, limit) = (r.attempt, r.retries, r.attempt_deadline);
-        let replica = S::dispatch(self, slot, attempt, retries);
+        let replica = S::dispatch(self, slot, attempt, retries, Ticket::NONE);
         let c = S::parts(self, slot).book.get(slot);
         c.sent(attempt, replica, charged);
         if c.sent < h.max_attempts && now + h.delay < limit {

@@ -565,7 +565,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             if prefetch {
                 let slots = &self.slots;
                 self.queue
-                    .upcoming(PREFETCH_DEPTH, |e| slots.prefetch(e.slot));
+                    .upcoming(PREFETCH_DEPTH, |e| slots.prefetch(e.client()));
             }
             match ev.kind() {
                 Kind::Begin => {

@@ -3,9 +3,9 @@
 
 use super::clients::Users;
 use super::{ServerState, Sim};
-use crate::engine::{Purpose, SimDuration, SimTime};
+use crate::engine::{Purpose, SimDuration, SimTime, Ticket};
 use crate::metrics::recorder::Gauge;
-use crate::model::event::{Event, Kind, READ_IN_PLACE};
+use crate::model::event::{BAD_REQUEST, Event, Kind, READ_IN_PLACE};
 use rand::RngExt;
 
 use crate::model::server::{Admission, Finished, Job, Rejection};
@@ -24,8 +24,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             attempt: ev.attempt,
             addr: self.slots.peek(ev.slot).address(ev.attempt),
             deadline,
-            bad: ev.aux != 0,
+            bad: ev.outcome == BAD_REQUEST,
             arrived: self.now,
+            timeout: Ticket::from_bits(ev.aux),
         };
         let r = usize::from(ev.replica);
         let server = match &mut self.server {
@@ -56,7 +57,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 } else {
                     Outcome::Status409
                 };
-                self.answer_user(Job { bad: false, ..job }, outcome);
+                // (Its `aux` is no ticket: an OCC attempt's timeout stays.)
+                let job = Job {
+                    bad: false,
+                    timeout: Ticket::NONE,
+                    ..job
+                };
+                self.answer_user(job, outcome);
                 return;
             }
         };
@@ -211,8 +218,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(server) = self.server.replica(r) else {
             return;
         };
+        // `aux` names the client, so the run loop can fetch its request
+        // ahead (`Event::client`).
         let ev = Event {
             replica: r as u16,
+            aux: server.slot_of(worker),
             ..Event::new(Kind::ServiceDone, worker, server.epoch())
         };
         self.queue.push(done_at, ev);

@@ -50,6 +50,7 @@ impl Side for ChainCalls {
         slot: u32,
         attempt: u32,
         retries: u32,
+        _timeout: Ticket,
     ) -> u16 {
         let tier = Self::tier(sim, slot);
         let request = sim.chain().slots.peek(slot);

@@ -25,7 +25,7 @@ use super::callers::{Guards, Parts, Side};
 use super::clients::Users;
 use super::hedge::CopyBook;
 use super::{ServerState, Sim};
-use crate::engine::{Purpose, SimDuration, SimTime, addr};
+use crate::engine::{Purpose, SimDuration, SimTime, Ticket, addr};
 use crate::metrics::tiers::TierTotals;
 use crate::model::Observer;
 use crate::model::chain::{CallMode, Calls, ChainConfig};

@@ -21,6 +21,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             deadline,
             bad: false,
             arrived: self.now,
+            timeout: Ticket::NONE,
         };
         let now = self.now;
         let Some(server) =
