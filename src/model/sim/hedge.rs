@@ -45,7 +45,7 @@ impl Copies {
     /// The bit of copy `attempt` when the newest is `latest`, if it is out.
     fn bit(&self, latest: u32, attempt: u32) -> Option<u8> {
         let i = latest.wrapping_sub(attempt);
-        (i < RING as u32 && self.live & (1 << i) != 0).then_some(1 << i)
+        (i < RING as u32 && self.live & (1 << i) != 0).then(|| 1 << i)
     }
 
     /// Copy `attempt`, the newest, went out to `replica`, the budget
