@@ -21,6 +21,40 @@ pub(super) fn has_envoy_fields(doc: &Node) -> bool {
     found
 }
 
+/// The fields of Envoy's `RetryPolicy` (`config.route.v3.RetryPolicy`).
+const RETRY_POLICY_FIELDS: [&str; 13] = [
+    "retry_on",
+    "num_retries",
+    "per_try_timeout",
+    "per_try_idle_timeout",
+    "retry_priority",
+    "retry_host_predicate",
+    "retry_options_predicates",
+    "host_selection_retry_max_attempts",
+    "retriable_status_codes",
+    "retry_back_off",
+    "rate_limited_retry_back_off",
+    "retriable_headers",
+    "retriable_request_headers",
+];
+
+/// `doc` as the `retry_policy` of a route, if it is a bare `RetryPolicy`
+/// (as Envoy's documentation shows one): a map of that message's fields
+/// only, `retry_on` or `num_retries` among them.
+pub(super) fn bare_retry_policy(doc: &Node) -> Option<Node> {
+    let keys = doc.entries();
+    let only_policy = !keys.is_empty()
+        && keys
+            .iter()
+            .all(|(k, _)| RETRY_POLICY_FIELDS.contains(&k.as_str()));
+    (only_policy && (doc.get("retry_on").is_some() || doc.get("num_retries").is_some())).then(
+        || Node {
+            line: doc.line,
+            value: Value::Map(vec![("retry_policy".to_owned(), doc.clone())]),
+        },
+    )
+}
+
 /// Calls `f` on every map of the tree with its path and the `name` of the
 /// nearest map that has one (itself included).
 fn walk(node: &Node, path: &str, f: &mut dyn FnMut(&Node, &str, Option<&str>)) {
@@ -703,5 +737,24 @@ mod tests {
         assert_eq!(value(&k, "max_retries"), "1");
         assert_eq!(value(&k, "base"), "\"100ms\"");
         assert_eq!(value(&k, "cap"), "\"1s\"");
+    }
+
+    /// A bare RetryPolicy, as Envoy's documentation shows one, reads as the
+    /// same policy under a route; a map with other fields is not one.
+    #[test]
+    fn a_bare_retry_policy_is_a_routes() {
+        let bare = "retry_on: \"5xx,reset\"\nnum_retries: 3\nper_try_timeout: 0.25s\n\
+                    retry_back_off:\n  base_interval: 0.05s\n  max_interval: 0.5s\n";
+        let under_route = format!(
+            "retry_policy:\n{}",
+            bare.lines().map(|l| format!("  {l}\n")).collect::<String>()
+        );
+        let k = keys(bare);
+        assert_eq!(value(&k, "max_retries"), "3");
+        assert_eq!(value(&k, "timeout"), "\"250ms\"");
+        assert_eq!(value(&k, "base"), "\"50ms\"");
+        assert_eq!(keys(&under_route), k);
+        let e = crate::import::import_text("t", "retry_on: 5xx\ncolour: red\n").unwrap_err();
+        assert!(e.0.contains("not a configuration sim can import"), "{e:?}");
     }
 }

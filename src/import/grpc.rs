@@ -2,7 +2,7 @@
 //! `retryThrottling`; gRFC A2 for the config's shape): one strategy per
 //! `methodConfig`.
 
-use super::tree::Node;
+use super::tree::{Node, Value};
 use super::{Ctx, ImportError, Strategy, clean_name, entry, toml_duration, toml_list};
 
 /// gRPC's status codes by number (the order of `grpc/status.h`).
@@ -25,6 +25,74 @@ const CODES: [&str; 17] = [
     "DATA_LOSS",
     "UNAUTHENTICATED",
 ];
+
+/// The service config's field names (gRFC A2, A6, and the fields of
+/// `grpc.service_config.ServiceConfig` a config commonly carries), as the
+/// proto's JSON mapping spells them.
+const FIELDS: [&str; 23] = [
+    "methodConfig",
+    "name",
+    "service",
+    "method",
+    "waitForReady",
+    "timeout",
+    "maxRequestMessageBytes",
+    "maxResponseMessageBytes",
+    "retryPolicy",
+    "hedgingPolicy",
+    "maxAttempts",
+    "initialBackoff",
+    "maxBackoff",
+    "backoffMultiplier",
+    "retryableStatusCodes",
+    "perAttemptRecvTimeout",
+    "hedgingDelay",
+    "nonFatalStatusCodes",
+    "retryThrottling",
+    "maxTokens",
+    "tokenRatio",
+    "loadBalancingConfig",
+    "healthCheckConfig",
+];
+
+/// `key` as [`FIELDS`] spells it, if it names one of them the way gRPC's
+/// implementations accept: grpc-go reads the config with Go's
+/// `encoding/json`, which matches field names in any case (`MaxAttempts`,
+/// `maxattempts`); grpc-java and gRPC C++ read it through the proto's JSON
+/// mapping, which also accepts the proto's own field name
+/// (`max_attempts`).
+fn field(key: &str) -> Option<&'static str> {
+    let folded: String = key.chars().filter(|&c| c != '_').collect();
+    FIELDS
+        .iter()
+        .copied()
+        .find(|f| f.eq_ignore_ascii_case(&folded))
+}
+
+/// `node` with every map key that names a service config field spelled as
+/// [`FIELDS`] spells it (see [`field`]), so the reader below looks for one
+/// spelling. Other keys are kept as written.
+pub(super) fn canonical(node: &Node) -> Node {
+    let value = match &node.value {
+        Value::Scalar(s) => Value::Scalar(s.clone()),
+        Value::List(items) => Value::List(items.iter().map(canonical).collect()),
+        Value::Map(entries) => Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        field(k).map_or_else(|| k.clone(), str::to_owned),
+                        canonical(v),
+                    )
+                })
+                .collect(),
+        ),
+    };
+    Node {
+        line: node.line,
+        value,
+    }
+}
 
 /// The simulator's outcomes a gRPC status code stands for. UNAVAILABLE is
 /// what gRPC makes of a reset or refused connection and of HTTP 429, 502,
@@ -506,6 +574,51 @@ mod tests {
         assert!(value(&k, "retry_on").contains("\"503\""));
         assert!(value(&k, "budget").contains("token-bucket"));
         assert!(value(&k, "budget").contains("max_tokens = 10"));
+    }
+
+    /// grpc-go's own retry example (`examples/features/retry/client`) spells
+    /// the policy's fields in Go's case, which grpc-go's `encoding/json`
+    /// accepts; grpc-java and C++ accept the proto's snake_case names. All
+    /// three read the same policy.
+    #[test]
+    fn field_names_are_read_as_grpc_reads_them() {
+        let go = r#"{
+            "methodConfig": [{
+              "name": [{"service": "grpc.examples.echo.Echo"}],
+              "waitForReady": true,
+              "retryPolicy": {
+                  "MaxAttempts": 4,
+                  "InitialBackoff": ".01s",
+                  "MaxBackoff": ".01s",
+                  "BackoffMultiplier": 1.0,
+                  "RetryableStatusCodes": [ "UNAVAILABLE" ]
+              }
+            }]}"#;
+        let snake = r#"{"method_config": [{"name": [{"service": "grpc.examples.echo.Echo"}],
+            "wait_for_ready": true, "retry_policy": {"max_attempts": 4,
+            "initial_backoff": ".01s", "max_backoff": ".01s", "backoff_multiplier": 1.0,
+            "retryable_status_codes": ["UNAVAILABLE"]}}]}"#;
+        let camel = go
+            .replace("\"MaxAttempts", "\"maxAttempts")
+            .replace("\"InitialBackoff", "\"initialBackoff")
+            .replace("\"MaxBackoff", "\"maxBackoff")
+            .replace("\"BackoffMultiplier", "\"backoffMultiplier")
+            .replace("\"RetryableStatusCodes", "\"retryableStatusCodes");
+        let k = keys(go);
+        assert_eq!(value(&k, "max_retries"), "3");
+        assert_eq!(value(&k, "base"), "\"10ms\"");
+        assert_eq!(value(&k, "cap"), "\"10ms\"");
+        assert_eq!(keys(snake), k);
+        assert_eq!(keys(&camel), k);
+        // A key that names no field of the config stays as written, and
+        // is listed among what is not modelled.
+        let imported =
+            crate::import::import_text("t", r#"{"methodConfig": [], "Colour": 1}"#).unwrap();
+        assert!(
+            imported.not_modelled.iter().any(|n| n.contains("Colour")),
+            "{:?}",
+            imported.not_modelled
+        );
     }
 
     /// What gRPC rejects is refused at its field: fewer than 2 attempts, a

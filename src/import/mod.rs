@@ -278,15 +278,21 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
             "Istio VirtualService and DestinationRule",
             istio::read(&mut ctx, &docs)?,
         )
-    } else if docs.len() == 1
-        && (first.get("methodConfig").is_some() || first.get("retryThrottling").is_some())
+    } else if let Some(config) = (docs.len() == 1)
+        .then(|| grpc::canonical(first))
+        .filter(|c| c.get("methodConfig").is_some() || c.get("retryThrottling").is_some())
     {
-        ("gRPC service config", grpc::read(&mut ctx, first)?)
+        ("gRPC service config", grpc::read(&mut ctx, &config)?)
     } else if docs.iter().any(envoy::has_envoy_fields) {
         ("Envoy configuration", envoy::read(&mut ctx, &docs)?)
+    } else if let Some(route) = (docs.len() == 1)
+        .then(|| envoy::bare_retry_policy(first))
+        .flatten()
+    {
+        ("Envoy retry policy", envoy::read(&mut ctx, &[route])?)
     } else {
         return Err(ImportError(format!(
-            "{file}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`), or an Istio VirtualService or DestinationRule",
+            "{file}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), or an Istio VirtualService or DestinationRule",
             first.line
         )));
     };
