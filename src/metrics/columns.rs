@@ -261,7 +261,7 @@ pub const SUMMARY: [Column<SummaryValue>; 36] = [
         "events",
         "events",
         AsIs,
-        "events the run loop handled (the twin's not included; where nothing can stop an OCC world's users between attempts, their reads and answers need none)",
+        "events the run loop handled (the twin's not included). A measure of the simulator's work, not of the world: in a world of one server with nothing between its users and their answers but their own time limits (no budget, breaker, throttle, hedging, fleet or chain), an OCC read and an answer need no event, and a timeout whose answer came first is cancelled rather than handled",
         |_, s| s.summary.totals.events.to_string(),
     ),
     sum(
