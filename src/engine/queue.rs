@@ -513,8 +513,8 @@ mod tests {
         assert_eq!(drain(&mut q), vec![(5, 0), (5, 1), (5, 2), (5, 3)]);
     }
 
-    /// A cancelled timer never comes out, whichever lane it went to the
-    /// others come out in order, and a ticket of a timer already popped
+    /// A cancelled timer never comes out; the others come out in order,
+    /// whichever lane they went to; a ticket of a timer already popped
     /// cancels nothing; the count is of the live events.
     #[test]
     fn a_cancelled_timer_never_comes_out() {
