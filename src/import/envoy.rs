@@ -98,6 +98,18 @@ pub(super) fn conditions(
     codes: &[u64],
 ) -> Result<Vec<&'static str>, ImportError> {
     let text = ctx.text(node, field, "a comma-separated list such as \"5xx,reset\"")?;
+    condition_list(ctx, node, field, text.split(','), codes)
+}
+
+/// The outcomes the conditions `list` retry (`node` and `field` say where
+/// they were written, for messages).
+pub(super) fn condition_list<'t>(
+    ctx: &mut Ctx,
+    node: &Node,
+    field: &str,
+    list: impl Iterator<Item = &'t str>,
+    codes: &[u64],
+) -> Result<Vec<&'static str>, ImportError> {
     let mut out: Vec<&'static str> = Vec::new();
     let mut add = |list: &[&'static str]| {
         for x in list {
@@ -106,7 +118,7 @@ pub(super) fn conditions(
             }
         }
     };
-    for c in text.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+    for c in list.map(str::trim).filter(|c| !c.is_empty()) {
         match c {
             "5xx" => add(&["500", "502", "503", "504", "reset", "refused", "timeout"]),
             "gateway-error" => add(&["502", "503", "504", "timeout"]),

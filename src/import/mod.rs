@@ -5,10 +5,15 @@
 //! Formats (told apart by their content): a gRPC service config (JSON,
 //! `methodConfig`, `retryThrottling`), Envoy configuration (YAML or JSON:
 //! every `retry_policy`, with its route's `timeout`, and every cluster's
-//! `circuit_breakers` and `outlier_detection`), and Istio's `VirtualService`
-//! and `DestinationRule` (YAML, several documents in one file).
+//! `circuit_breakers` and `outlier_detection`), Istio's `VirtualService`
+//! and `DestinationRule`, and the Gateway API's routes with the retry
+//! policies attached to them (GEP-3388's and Envoy Gateway's). Kubernetes
+//! files come as they are written or listed: several documents in one
+//! file, or a `kind: List` of items (`kubectl get -o yaml`).
 
 mod envoy;
+mod envoy_gateway;
+mod gateway;
 mod grpc;
 mod istio;
 pub mod tree;
@@ -261,6 +266,22 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
         .into_iter()
         .filter(|d| !matches!(&d.value, tree::Value::Scalar(s) if s.is_empty()))
         .collect();
+    // `kubectl get -o yaml` writes a `kind: List` whose items are the
+    // resources: they are read as documents of their own.
+    let docs: Vec<Node> = docs
+        .into_iter()
+        .flat_map(|d| {
+            let is_list =
+                d.get("kind").and_then(Node::text) == Some("List") && d.get("items").is_some();
+            if is_list {
+                d.get("items")
+                    .map(|i| i.items().to_vec())
+                    .unwrap_or_default()
+            } else {
+                vec![d]
+            }
+        })
+        .collect();
     let Some(first) = docs.first() else {
         return Err(ImportError(format!("{file}: the file is empty")));
     };
@@ -278,6 +299,11 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
             "Istio VirtualService and DestinationRule",
             istio::read(&mut ctx, &docs)?,
         )
+    } else if docs.iter().any(gateway::is_gateway) {
+        (
+            "Gateway API routes and retry policies",
+            gateway::read(&mut ctx, &docs)?,
+        )
     } else if let Some(config) = (docs.len() == 1)
         .then(|| grpc::canonical(first))
         .filter(|c| c.get("methodConfig").is_some() || c.get("retryThrottling").is_some())
@@ -292,7 +318,7 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
         ("Envoy retry policy", envoy::read(&mut ctx, &[route])?)
     } else {
         return Err(ImportError(format!(
-            "{file}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), or an Istio VirtualService or DestinationRule",
+            "{file}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy)",
             first.line
         )));
     };

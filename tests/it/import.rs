@@ -13,7 +13,7 @@ use retry_storm::scenario::{self, Scenario};
 use crate::common::sim;
 
 /// `sim import FILE --into SCENARIO --out OUT`, loaded.
-fn imported(dir: &Path, file: &str, into: &str) -> (Scenario, String) {
+pub(crate) fn imported(dir: &Path, file: &str, into: &str) -> (Scenario, String) {
     let out = dir.join("imported.toml");
     sim()
         .args(["import", file, "--into", into, "--out"])
@@ -24,7 +24,25 @@ fn imported(dir: &Path, file: &str, into: &str) -> (Scenario, String) {
     (scenario::load(&out).unwrap(), text)
 }
 
-fn ms(n: u64) -> SimDuration {
+/// Where strategy `name` is in `s`.
+pub(crate) fn index_of(s: &Scenario, name: &str) -> usize {
+    s.strategies
+        .iter()
+        .position(|st| st.name == name)
+        .unwrap_or_else(|| panic!("no strategy {name}"))
+}
+
+/// `sim run` of the scenario `imported` wrote in `dir` succeeds.
+pub(crate) fn imported_runs(dir: &Path) {
+    sim()
+        .args(["run", "-q", "--no-plots", "--out"])
+        .arg(dir.join("run"))
+        .arg(dir.join("imported.toml"))
+        .assert()
+        .success();
+}
+
+pub(crate) fn ms(n: u64) -> SimDuration {
     SimDuration::from_millis(n)
 }
 
@@ -119,11 +137,7 @@ fn an_envoy_route_and_cluster_import_as_envoy_documents_them() {
         "examples/import/envoy-route.yaml",
         "scenarios/fleet.toml",
     );
-    let i = s
-        .strategies
-        .iter()
-        .position(|st| st.name == "orders")
-        .unwrap();
+    let i = index_of(&s, "orders");
     let r = &s.strategies[i];
     assert_eq!(r.policy.max_retries, 3);
     assert_eq!(r.backoff.kind, BackoffKind::Envoy);
@@ -162,12 +176,7 @@ fn an_envoy_route_and_cluster_import_as_envoy_documents_them() {
         "{text}"
     );
     assert!(text.contains("connect_timeout = 0.25s"), "{text}");
-    sim()
-        .args(["run", "-q", "--no-plots", "--out"])
-        .arg(dir.path().join("run"))
-        .arg(dir.path().join("imported.toml"))
-        .assert()
-        .success();
+    imported_runs(dir.path());
 }
 
 /// Istio: `attempts` counts retries, not attempts; gateway-error retries
@@ -184,11 +193,7 @@ fn istio_resources_import_as_istio_documents_them() {
         "examples/import/istio.yaml",
         "scenarios/fleet.toml",
     );
-    let i = s
-        .strategies
-        .iter()
-        .position(|st| st.name == "ratings-default")
-        .unwrap();
+    let i = index_of(&s, "ratings-default");
     let r = &s.strategies[i];
     assert_eq!(r.policy.max_retries, 3);
     assert_eq!(

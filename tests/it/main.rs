@@ -17,6 +17,7 @@ mod fidelity;
 mod fleet;
 mod hedging;
 mod import;
+mod import_gateway;
 mod invariants;
 mod layers;
 mod metastable;

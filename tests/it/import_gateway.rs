@@ -1,0 +1,104 @@
+//! `sim import` of the Gateway API's routes and the retry policies attached
+//! to them, through the real binary: each shipped example (written from its
+//! project's documentation) imports to the behaviour that documentation
+//! states, and the imported scenario runs.
+
+use retry_storm::model::ServerModel;
+use retry_storm::retry::{BackoffKind, BudgetConfig, Outcome};
+
+use crate::import::{imported, imported_runs, index_of, ms};
+
+/// GEP-1731: `attempts` 2 is two retries after the first attempt, on the
+/// codes listed (500, 503, 504, not 502) and on connection errors; the
+/// first retry after `backoff` (Envoy's base interval, as Envoy Gateway
+/// programs it); `backendRequest` is each attempt's limit and `request`
+/// the whole request's. GEP-3388's budget on the route's backend: 20% of
+/// the last 10 s of requests, and at least 3 retries a second.
+#[test]
+fn a_gateway_api_route_and_its_budget_import_as_the_api_documents_them() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (s, text) = imported(
+        dir.path(),
+        "examples/import/gateway-api.yaml",
+        "scenarios/fleet.toml",
+    );
+    let i = index_of(&s, "retry-example-0");
+    let r = &s.strategies[i];
+    assert_eq!(r.policy.max_retries, 2);
+    for o in [
+        Outcome::Status500,
+        Outcome::Status503,
+        Outcome::Status504,
+        Outcome::Reset,
+        Outcome::Refused,
+        Outcome::Timeout,
+    ] {
+        assert!(r.policy.retry_on.contains(o), "{o:?}");
+    }
+    assert!(!r.policy.retry_on.contains(Outcome::Status502));
+    assert!(!r.policy.retry_on.contains(Outcome::Status429));
+    assert_eq!(r.backoff.kind, BackoffKind::Envoy);
+    assert_eq!((r.backoff.base, r.backoff.cap), (ms(100), ms(1000)));
+    assert_eq!(
+        (r.policy.timeout, r.policy.deadline),
+        (Some(ms(2000)), Some(ms(10_000)))
+    );
+    match &r.budget {
+        Some(BudgetConfig::Finagle {
+            ttl,
+            min_per_s,
+            percent,
+        }) => assert_eq!((*ttl, *min_per_s, *percent), (ms(10_000), 3.0, 0.2)),
+        other => panic!("{other:?}"),
+    }
+    assert!(text.contains("counted by each client's proxy"), "{text}");
+    imported_runs(dir.path());
+}
+
+/// Envoy Gateway's retry task: 5 retries on connection failures and 500
+/// (the status codes retried through `retriable-status-codes`), each try
+/// limited to 250 ms, back-off from 100 ms to 10 s; its circuit breaker's
+/// 4 retries in progress; its passive health check ejects after 5 errors in
+/// a row, checked every 2 s; the request's timeout of 5 s is the deadline.
+#[test]
+fn an_envoy_gateway_policy_imports_as_envoy_gateway_documents_it() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (s, text) = imported(
+        dir.path(),
+        "examples/import/envoy-gateway.yaml",
+        "scenarios/fleet.toml",
+    );
+    let i = index_of(&s, "backend-0");
+    let r = &s.strategies[i];
+    assert_eq!(r.policy.max_retries, 5);
+    assert!(r.policy.retry_on.contains(Outcome::Refused));
+    assert!(r.policy.retry_on.contains(Outcome::Status500));
+    for o in [Outcome::Status503, Outcome::Reset, Outcome::Timeout] {
+        assert!(!r.policy.retry_on.contains(o), "{o:?}");
+    }
+    assert_eq!((r.backoff.base, r.backoff.cap), (ms(100), ms(10_000)));
+    assert_eq!(
+        (r.policy.timeout, r.policy.deadline),
+        (Some(ms(250)), Some(ms(5000)))
+    );
+    match &r.budget {
+        Some(BudgetConfig::Concurrency(l)) => {
+            assert_eq!((l.percent, l.min_concurrency), (0.0, 4));
+            assert!(!l.count_backoff);
+        }
+        other => panic!("{other:?}"),
+    }
+    let Some(ServerModel::Capacity(server)) = &s.overrides[i].server else {
+        panic!("the strategy has a server of its own");
+    };
+    assert!(server.fleet.retry_other_replica);
+    let outlier = server.fleet.outlier.as_ref().unwrap();
+    assert_eq!(outlier.consecutive_5xx, Some(5));
+    assert_eq!(
+        (outlier.interval, outlier.base_ejection_time),
+        (ms(2000), ms(10_000))
+    );
+    assert!((outlier.max_ejection_share - 1.0).abs() < 1e-12);
+    assert!(text.contains("maxParallelRequests = 10"), "{text}");
+    imported_runs(dir.path());
+}
