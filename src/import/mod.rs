@@ -7,7 +7,8 @@
 //! every `retry_policy`, with its route's `timeout`, and every cluster's
 //! `circuit_breakers` and `outlier_detection`), Istio's `VirtualService`
 //! and `DestinationRule`, and the Gateway API's routes with the retry
-//! policies attached to them (GEP-3388's and Envoy Gateway's). Kubernetes
+//! policies attached to them (GEP-3388's and Envoy Gateway's), and
+//! Linkerd's `ServiceProfile` and retry and timeout annotations. Kubernetes
 //! files come as they are written or listed: several documents in one
 //! file, or a `kind: List` of items (`kubectl get -o yaml`).
 
@@ -16,6 +17,7 @@ mod envoy_gateway;
 mod gateway;
 mod grpc;
 mod istio;
+mod linkerd;
 pub mod tree;
 mod write;
 
@@ -237,6 +239,66 @@ pub fn toml_list(items: &[&str]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
+/// The documents with each `kind: List` (as `kubectl get -o yaml` writes
+/// them) replaced by its items.
+fn unlisted(docs: Vec<Node>) -> Vec<Node> {
+    docs.into_iter()
+        .flat_map(|d| {
+            let is_list =
+                d.get("kind").and_then(Node::text) == Some("List") && d.get("items").is_some();
+            if is_list {
+                d.get("items")
+                    .map(|i| i.items().to_vec())
+                    .unwrap_or_default()
+            } else {
+                vec![d]
+            }
+        })
+        .collect()
+}
+
+/// The format of `docs` (not empty), told by content, and its strategies.
+fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strategy>), ImportError> {
+    let is_istio = docs.iter().any(|d| {
+        d.get("apiVersion")
+            .and_then(Node::text)
+            .is_some_and(|a| a.contains("istio.io"))
+    });
+    Ok(if is_istio {
+        (
+            "Istio VirtualService and DestinationRule",
+            istio::read(ctx, docs)?,
+        )
+    } else if linkerd::is_linkerd(docs) {
+        (
+            "Linkerd ServiceProfile and retry annotations",
+            linkerd::read(ctx, docs)?,
+        )
+    } else if docs.iter().any(gateway::is_gateway) {
+        (
+            "Gateway API routes and retry policies",
+            gateway::read(ctx, docs)?,
+        )
+    } else if let Some(config) = (docs.len() == 1)
+        .then(|| grpc::canonical(&docs[0]))
+        .filter(|c| c.get("methodConfig").is_some() || c.get("retryThrottling").is_some())
+    {
+        ("gRPC service config", grpc::read(ctx, &config)?)
+    } else if docs.iter().any(envoy::has_envoy_fields) {
+        ("Envoy configuration", envoy::read(ctx, docs)?)
+    } else if let Some(route) = (docs.len() == 1)
+        .then(|| envoy::bare_retry_policy(&docs[0]))
+        .flatten()
+    {
+        ("Envoy retry policy", envoy::read(ctx, &[route])?)
+    } else {
+        return Err(ImportError(format!(
+            "{}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy), or a Linkerd ServiceProfile or a route or Service with retry.linkerd.io annotations",
+            ctx.file, docs[0].line
+        )));
+    })
+}
+
 /// Reads `path` and imports it.
 pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let file = path.display().to_string();
@@ -266,62 +328,15 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
         .into_iter()
         .filter(|d| !matches!(&d.value, tree::Value::Scalar(s) if s.is_empty()))
         .collect();
-    // `kubectl get -o yaml` writes a `kind: List` whose items are the
-    // resources: they are read as documents of their own.
-    let docs: Vec<Node> = docs
-        .into_iter()
-        .flat_map(|d| {
-            let is_list =
-                d.get("kind").and_then(Node::text) == Some("List") && d.get("items").is_some();
-            if is_list {
-                d.get("items")
-                    .map(|i| i.items().to_vec())
-                    .unwrap_or_default()
-            } else {
-                vec![d]
-            }
-        })
-        .collect();
-    let Some(first) = docs.first() else {
+    let docs = unlisted(docs);
+    if docs.is_empty() {
         return Err(ImportError(format!("{file}: the file is empty")));
-    };
+    }
     let mut ctx = Ctx {
         file,
         not_modelled: Vec::new(),
     };
-    let is_istio = docs.iter().any(|d| {
-        d.get("apiVersion")
-            .and_then(Node::text)
-            .is_some_and(|a| a.contains("istio.io"))
-    });
-    let (format, strategies) = if is_istio {
-        (
-            "Istio VirtualService and DestinationRule",
-            istio::read(&mut ctx, &docs)?,
-        )
-    } else if docs.iter().any(gateway::is_gateway) {
-        (
-            "Gateway API routes and retry policies",
-            gateway::read(&mut ctx, &docs)?,
-        )
-    } else if let Some(config) = (docs.len() == 1)
-        .then(|| grpc::canonical(first))
-        .filter(|c| c.get("methodConfig").is_some() || c.get("retryThrottling").is_some())
-    {
-        ("gRPC service config", grpc::read(&mut ctx, &config)?)
-    } else if docs.iter().any(envoy::has_envoy_fields) {
-        ("Envoy configuration", envoy::read(&mut ctx, &docs)?)
-    } else if let Some(route) = (docs.len() == 1)
-        .then(|| envoy::bare_retry_policy(first))
-        .flatten()
-    {
-        ("Envoy retry policy", envoy::read(&mut ctx, &[route])?)
-    } else {
-        return Err(ImportError(format!(
-            "{file}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy)",
-            first.line
-        )));
-    };
+    let (format, strategies) = read_format(&mut ctx, &docs)?;
     Ok(Imported {
         file: file.to_owned(),
         format,

@@ -17,7 +17,7 @@ mod fidelity;
 mod fleet;
 mod hedging;
 mod import;
-mod import_gateway;
+mod import_k8s;
 mod invariants;
 mod layers;
 mod metastable;

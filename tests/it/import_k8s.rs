@@ -1,5 +1,6 @@
-//! `sim import` of the Gateway API's routes and the retry policies attached
-//! to them, through the real binary: each shipped example (written from its
+//! `sim import` of Kubernetes resources (the Gateway API's routes, the retry
+//! policies attached to them, Linkerd's profiles and annotations) through
+//! the real binary: each shipped example (written from its
 //! project's documentation) imports to the behaviour that documentation
 //! states, and the imported scenario runs.
 
@@ -100,5 +101,50 @@ fn an_envoy_gateway_policy_imports_as_envoy_gateway_documents_it() {
     );
     assert!((outlier.max_ejection_share - 1.0).abs() < 1e-12);
     assert!(text.contains("maxParallelRequests = 10"), "{text}");
+    imported_runs(dir.path());
+}
+
+/// Linkerd's annotations: `retry.linkerd.io/http: 5xx` retries every 5xx
+/// (not a reset), `limit: "2"` two retries, a retry timeout of 300 ms each
+/// attempt's (its expiry retried), the request timeout of 2 s not retried,
+/// no budget. The ServiceProfile's retryable route: no count per request
+/// (the budget and the 300 ms route timeout are the limits), Linkerd's
+/// documented budget of 20% over 10 s with at least 10 retries a second.
+#[test]
+fn linkerd_annotations_and_profiles_import_as_linkerd_documents_them() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (s, _) = imported(
+        dir.path(),
+        "examples/import/linkerd.yaml",
+        "scenarios/fleet.toml",
+    );
+    let r = &s.strategies[index_of(&s, "schlep-default-0")];
+    assert_eq!(r.policy.max_retries, 2);
+    for o in [
+        Outcome::Status500,
+        Outcome::Status503,
+        Outcome::Status504,
+        Outcome::Timeout,
+    ] {
+        assert!(r.policy.retry_on.contains(o), "{o:?}");
+    }
+    assert!(!r.policy.retry_on.contains(Outcome::Reset));
+    assert_eq!(r.backoff.kind, BackoffKind::None);
+    assert_eq!(
+        (r.policy.timeout, r.policy.deadline),
+        (Some(ms(300)), Some(ms(2000)))
+    );
+    assert!(r.budget.is_none(), "{:?}", r.budget);
+    let p = &s.strategies[index_of(&s, "books-GET-books-id")];
+    assert_eq!(p.policy.max_retries, 1000);
+    assert_eq!((p.policy.timeout, p.policy.deadline), (None, Some(ms(300))));
+    match &p.budget {
+        Some(BudgetConfig::Finagle {
+            ttl,
+            min_per_s,
+            percent,
+        }) => assert_eq!((*ttl, *min_per_s, *percent), (ms(10_000), 10.0, 0.2)),
+        other => panic!("{other:?}"),
+    }
     imported_runs(dir.path());
 }
