@@ -8,7 +8,8 @@
 //! `circuit_breakers` and `outlier_detection`), Istio's `VirtualService`
 //! and `DestinationRule`, and the Gateway API's routes with the retry
 //! policies attached to them (GEP-3388's and Envoy Gateway's), and
-//! Linkerd's `ServiceProfile` and retry and timeout annotations. Kubernetes
+//! Linkerd's `ServiceProfile` and retry and timeout annotations, and
+//! resilience4j's Spring Boot configuration. Kubernetes
 //! files come as they are written or listed: several documents in one
 //! file, or a `kind: List` of items (`kubectl get -o yaml`).
 
@@ -18,6 +19,7 @@ mod gateway;
 mod grpc;
 mod istio;
 mod linkerd;
+mod resilience4j;
 pub mod tree;
 mod write;
 
@@ -284,6 +286,12 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
         .filter(|c| c.get("methodConfig").is_some() || c.get("retryThrottling").is_some())
     {
         ("gRPC service config", grpc::read(ctx, &config)?)
+    } else if docs.iter().any(resilience4j::is_resilience4j) {
+        let mut all = Vec::new();
+        for d in docs.iter().filter(|d| resilience4j::is_resilience4j(d)) {
+            all.extend(resilience4j::read(ctx, d)?);
+        }
+        ("resilience4j (Spring Boot)", all)
     } else if docs.iter().any(envoy::has_envoy_fields) {
         ("Envoy configuration", envoy::read(ctx, docs)?)
     } else if let Some(route) = (docs.len() == 1)
@@ -293,7 +301,7 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
         ("Envoy retry policy", envoy::read(ctx, &[route])?)
     } else {
         return Err(ImportError(format!(
-            "{}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy), or a Linkerd ServiceProfile or a route or Service with retry.linkerd.io annotations",
+            "{}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy), a Linkerd ServiceProfile or a route or Service with retry.linkerd.io annotations, or resilience4j's Spring Boot configuration (resilience4j.retry, circuitbreaker or timelimiter instances)",
             ctx.file, docs[0].line
         )));
     })

@@ -18,6 +18,7 @@ mod fleet;
 mod hedging;
 mod import;
 mod import_k8s;
+mod import_libs;
 mod invariants;
 mod layers;
 mod metastable;
