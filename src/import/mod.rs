@@ -9,10 +9,12 @@
 //! and `DestinationRule`, and the Gateway API's routes with the retry
 //! policies attached to them (GEP-3388's and Envoy Gateway's), and
 //! Linkerd's `ServiceProfile` and retry and timeout annotations, and
-//! resilience4j's Spring Boot configuration. Kubernetes
+//! resilience4j's Spring Boot configuration and .NET's resilience options
+//! (`appsettings.json`). Kubernetes
 //! files come as they are written or listed: several documents in one
 //! file, or a `kind: List` of items (`kubectl get -o yaml`).
 
+mod dotnet;
 mod envoy;
 mod envoy_gateway;
 mod gateway;
@@ -292,6 +294,11 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
             all.extend(resilience4j::read(ctx, d)?);
         }
         ("resilience4j (Spring Boot)", all)
+    } else if let Some(doc) = docs.iter().find(|d| dotnet::is_dotnet(d)) {
+        (
+            ".NET resilience options (Microsoft.Extensions.Http.Resilience)",
+            dotnet::read(ctx, doc)?,
+        )
     } else if docs.iter().any(envoy::has_envoy_fields) {
         ("Envoy configuration", envoy::read(ctx, docs)?)
     } else if let Some(route) = (docs.len() == 1)
@@ -301,7 +308,7 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
         ("Envoy retry policy", envoy::read(ctx, &[route])?)
     } else {
         return Err(ImportError(format!(
-            "{}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy), a Linkerd ServiceProfile or a route or Service with retry.linkerd.io annotations, or resilience4j's Spring Boot configuration (resilience4j.retry, circuitbreaker or timelimiter instances)",
+            "{}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy), a Linkerd ServiceProfile or a route or Service with retry.linkerd.io annotations, resilience4j's Spring Boot configuration (resilience4j.retry, circuitbreaker or timelimiter instances), or .NET's resilience options in appsettings.json (a section with Retry, CircuitBreaker, AttemptTimeout, TotalRequestTimeout or Hedging)",
             ctx.file, docs[0].line
         )));
     })

@@ -56,3 +56,37 @@ fn resilience4j_imports_as_resilience4j_documents_it() {
     assert!(text.contains("resilience4j.bulkhead"), "{text}");
     imported_runs(dir.path());
 }
+
+/// .NET's standard resilience handler bound from appsettings.json: 5
+/// retries with Polly's decorrelated jitter from 500 ms, at most 10 s; 2 s
+/// an attempt inside 20 s in all; a breaker at 20% of 50 calls, open 15 s.
+/// The standard hedging handler: 2 hedged copies 100 ms apart, 3 in all,
+/// within 5 s.
+#[test]
+fn dotnet_resilience_options_import_as_dotnet_documents_them() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (s, _) = imported(
+        dir.path(),
+        "examples/import/dotnet-appsettings.json",
+        "scenarios/outage.toml",
+    );
+    let c = &s.strategies[index_of(&s, "CatalogResilience")];
+    assert_eq!(c.policy.max_retries, 5);
+    assert_eq!(c.backoff.kind, BackoffKind::DecorrelatedJitterV2);
+    assert_eq!((c.backoff.base, c.backoff.cap), (ms(500), ms(10_000)));
+    assert_eq!(
+        (c.policy.timeout, c.policy.deadline),
+        (Some(ms(2000)), Some(ms(20_000)))
+    );
+    assert!(c.policy.use_retry_after);
+    let b = c.breaker.as_ref().unwrap();
+    assert_eq!(
+        (b.failure_rate, b.window, b.min_calls, b.open_for, b.probes),
+        (0.2, 50, 50, ms(15_000), 1)
+    );
+    let h = &s.strategies[index_of(&s, "SearchHedging")];
+    let hedging = h.hedging.as_ref().unwrap();
+    assert_eq!((hedging.max_attempts, hedging.delay), (3, ms(100)));
+    assert_eq!(h.policy.timeout, Some(ms(5000)));
+    imported_runs(dir.path());
+}
