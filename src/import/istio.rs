@@ -13,6 +13,53 @@ struct Rule {
     server: Vec<Entry>,
 }
 
+/// `trafficPolicy.retryBudget` (Istio 1.27 and later, istio/api#3512):
+/// Envoy's retry budget, retries in progress at most `percent` of the
+/// requests in progress and at least `minRetryConcurrency`; it overrides
+/// `maxRetries`, as Envoy's budget overrides its circuit breaker.
+fn retry_budget(ctx: &mut Ctx, rb: &Node, f: &str) -> Result<Entry, ImportError> {
+    let (percent, pf) = match rb.get("percent") {
+        Some(p) => {
+            let v = ctx.number(p, &format!("{f}.percent"))?;
+            if !(0.0..=100.0).contains(&v) {
+                return Err(ctx.err(p, &format!("{f}.percent"), "a percentage, 0 to 100"));
+            }
+            (v, ctx.from(p, &format!("{f}.percent")))
+        }
+        None => (
+            20.0,
+            "percent absent: Istio's documented default 20% (some releases programmed 0.2%, istio#59504)".into(),
+        ),
+    };
+    let (min, mf) = match rb.get("minRetryConcurrency") {
+        Some(m) => (
+            ctx.whole(m, &format!("{f}.minRetryConcurrency"), 0)?,
+            ctx.from(m, &format!("{f}.minRetryConcurrency")),
+        ),
+        None => (3, "minRetryConcurrency absent: the default 3".into()),
+    };
+    if let Some(i) = rb.get("budgetInterval") {
+        ctx.not_modelled(
+            i,
+            &format!("{f}.budgetInterval"),
+            "a budget over an interval of requests (istio/api#3716): the simulator's Envoy budget counts the requests in progress",
+        );
+    }
+    ctx.not_modelled(
+        rb,
+        f,
+        "counted by each Envoy; shared by all clients in the simulator",
+    );
+    Ok(entry(
+        "budget",
+        format!(
+            "{{ kind = \"concurrency\", percent = {:?}, min_concurrency = {min}, count_backoff = false }}",
+            percent / 100.0
+        ),
+        format!("{pf}; {mf} (Envoy's retry budget, over maxRetries)"),
+    ))
+}
+
 #[expect(
     clippy::too_many_lines,
     reason = "reads a route rule's documented fields in order"
@@ -42,12 +89,17 @@ fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
         let n = ctx.whole(m, &at("trafficPolicy.connectionPool.http.maxRetries"), 0)?;
         budget = entry(
             "budget",
-            format!("{{ kind = \"concurrency\", percent = 0.0, min_concurrency = {n} }}"),
+            format!(
+                "{{ kind = \"concurrency\", percent = 0.0, min_concurrency = {n}, count_backoff = false }}"
+            ),
             format!(
                 "{}: retries in progress at once (Envoy's max_retries)",
                 ctx.from(m, &at("trafficPolicy.connectionPool.http.maxRetries"))
             ),
         );
+    }
+    if let Some(rb) = tp.and_then(|t| t.get("retryBudget")) {
+        budget = retry_budget(ctx, rb, &at("trafficPolicy.retryBudget"))?;
     }
     if let Some(cp) = tp.and_then(|t| t.get("connectionPool")) {
         for (k, v) in cp.entries() {
@@ -333,12 +385,27 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
         }
     }
     if out.is_empty() {
-        let first = &docs[0];
-        return Err(ctx.err(
-            first,
-            "kind",
-            "no VirtualService with an http route: nothing to import as a strategy",
-        ));
+        // DestinationRules alone: their limits and ejection, to lay over a
+        // scenario's own retries.
+        for r in &rules {
+            out.push(Strategy {
+                name: clean_name(r.host.as_deref().unwrap_or("destination-rule"), "-_."),
+                entries: vec![r.budget.clone()],
+                server: r.server.clone(),
+            });
+        }
+        if out.is_empty() {
+            return Err(ctx.err(
+                &docs[0],
+                "kind",
+                "no VirtualService with an http route and no DestinationRule: nothing to import as a strategy",
+            ));
+        }
+        ctx.not_modelled(
+            &docs[0],
+            "(no VirtualService)",
+            "a DestinationRule alone sets no retries: its limits and ejection are laid over the scenario's retries (in a mesh, traffic with no VirtualService retries as Istio's default, 2 retries)",
+        );
     }
     Ok(out)
 }
@@ -384,5 +451,39 @@ mod tests {
             budget.contains("concurrency") && budget.contains("min_concurrency = 5"),
             "{budget}"
         );
+    }
+
+    const RULE: &str = "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  \
+                        name: d\nspec:\n  host: r\n  trafficPolicy:\n";
+
+    /// A DestinationRule alone is a strategy of its limits and ejection,
+    /// to lay over a scenario's retries; its retry budget (Istio 1.27)
+    /// overrides maxRetries, 20% and 3 by default.
+    #[test]
+    fn a_destination_rule_alone_and_its_retry_budget() {
+        let text = format!(
+            "{RULE}    connectionPool:\n      http:\n        maxRetries: 5\n    retryBudget:\n      \
+             minRetryConcurrency: 4\n    outlierDetection:\n      consecutive5xxErrors: 3\n"
+        );
+        let imported = crate::import::import_text("t", &text).unwrap();
+        let s = &imported.strategies[0];
+        assert_eq!(s.name, "r");
+        assert_eq!(s.entries.len(), 1);
+        assert_eq!(
+            s.entries[0].value,
+            "{ kind = \"concurrency\", percent = 0.2, min_concurrency = 4, count_backoff = false }"
+        );
+        assert!(s.server.iter().any(|e| e.key == "outlier"));
+        assert!(
+            imported
+                .not_modelled
+                .iter()
+                .any(|n| n.contains("sets no retries")),
+            "{:?}",
+            imported.not_modelled
+        );
+        let bad = format!("{RULE}    retryBudget:\n      percent: 120\n");
+        let err = crate::import::import_text("t", &bad).unwrap_err().0;
+        assert!(err.starts_with("t:9: field"), "{err}");
     }
 }

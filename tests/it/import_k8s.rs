@@ -148,3 +148,38 @@ fn linkerd_annotations_and_profiles_import_as_linkerd_documents_them() {
     }
     imported_runs(dir.path());
 }
+
+/// A DestinationRule alone, merged into a scenario with a fleet: the
+/// scenario's retries (3, full jitter) under the rule's limit on retries in
+/// progress, on a server of the scenario's with the rule's ejection.
+#[test]
+fn a_destination_rule_alone_merges_into_a_scenarios_fleet() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let rule = dir.path().join("rule.yaml");
+    std::fs::write(
+        &rule,
+        "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: ratings\n\
+         spec:\n  host: ratings\n  trafficPolicy:\n    connectionPool:\n      http:\n        \
+         maxRetries: 2\n    outlierDetection:\n      consecutive5xxErrors: 4\n      interval: 5s\n",
+    )
+    .unwrap();
+    let (s, text) = imported(dir.path(), rule.to_str().unwrap(), "scenarios/fleet.toml");
+    let i = index_of(&s, "ratings");
+    let r = &s.strategies[i];
+    assert_eq!(r.policy.max_retries, 3);
+    assert_eq!(r.backoff.kind, BackoffKind::FullJitter);
+    match &r.budget {
+        Some(BudgetConfig::Concurrency(l)) => {
+            assert_eq!((l.percent, l.min_concurrency, l.count_backoff), (0.0, 2, false));
+        }
+        other => panic!("{other:?}"),
+    }
+    let Some(ServerModel::Capacity(server)) = &s.overrides[i].server else {
+        panic!("the strategy has a server of its own");
+    };
+    let outlier = server.fleet.outlier.as_ref().unwrap();
+    assert_eq!((outlier.consecutive_5xx, outlier.interval), (Some(4), ms(5000)));
+    assert_eq!(server.replicas, 5);
+    assert!(text.contains("sets no retries"), "{text}");
+    imported_runs(dir.path());
+}
