@@ -351,7 +351,8 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
     for (k, v) in c.entries() {
         let fk = format!("{path}.{k}");
         match k.as_str() {
-            "name" | "circuit_breakers" | "outlier_detection" => {}
+            // `@type` names the message of a config_dump's Any wrapper.
+            "name" | "circuit_breakers" | "outlier_detection" | "@type" => {}
             "lb_policy" => {
                 let p = ctx.text(v, &fk, "a load-balancing policy")?;
                 let balancer = match p {
@@ -649,7 +650,14 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
         for (k, v) in holder.entries() {
             if !matches!(
                 k.as_str(),
-                "name" | "match" | "cluster" | "timeout" | "retry_policy" | "domains" | "routes"
+                "name"
+                    | "match"
+                    | "cluster"
+                    | "timeout"
+                    | "retry_policy"
+                    | "domains"
+                    | "routes"
+                    | "@type"
             ) {
                 ctx.not_modelled(
                     v,

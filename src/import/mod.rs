@@ -300,7 +300,17 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
             dotnet::read(ctx, doc)?,
         )
     } else if docs.iter().any(envoy::has_envoy_fields) {
-        ("Envoy configuration", envoy::read(ctx, docs)?)
+        let dump = docs[0]
+            .get("configs")
+            .is_some_and(|c| c.items().iter().any(|i| i.get("@type").is_some()));
+        (
+            if dump {
+                "Envoy config_dump"
+            } else {
+                "Envoy configuration"
+            },
+            envoy::read(ctx, docs)?,
+        )
     } else if let Some(route) = (docs.len() == 1)
         .then(|| envoy::bare_retry_policy(&docs[0]))
         .flatten()

@@ -446,3 +446,37 @@ fn the_december_reproducers_are_refused_or_written_safely() {
     );
     assert_eq!(std::fs::read(&mine).unwrap(), before, "the input is intact");
 }
+
+/// An Istio sidecar's `/config_dump` (proto3 JSON, `@type` wrappers, a
+/// 64-bit integer as a string): the route Istio wrote where no
+/// VirtualService set retries is its mesh default, 2 retries on connection
+/// failures, refused streams, UNAVAILABLE and 503, on another host each
+/// time; the cluster's circuit breaker is Istio's 2^32 - 1, so no limit.
+#[test]
+fn an_envoy_config_dump_imports_as_envoy_reads_it() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (s, text) = imported(
+        dir.path(),
+        "examples/import/envoy-config-dump.json",
+        "scenarios/fleet.toml",
+    );
+    let i = index_of(&s, "default");
+    let r = &s.strategies[i];
+    assert_eq!(r.policy.max_retries, 2);
+    for o in [Outcome::Refused, Outcome::Reset, Outcome::Status503] {
+        assert!(r.policy.retry_on.contains(o), "{o:?}");
+    }
+    assert!(!r.policy.retry_on.contains(Outcome::Status500));
+    assert_eq!(r.policy.deadline, None);
+    match &r.budget {
+        Some(BudgetConfig::Concurrency(l)) => assert_eq!(l.min_concurrency, u32::MAX),
+        other => panic!("{other:?}"),
+    }
+    let Some(ServerModel::Capacity(server)) = &s.overrides[i].server else {
+        panic!("the strategy has a server of its own");
+    };
+    assert!(server.fleet.retry_other_replica);
+    assert!(text.contains("Envoy config_dump"), "{text}");
+    assert!(!text.contains("@type ="), "{text}");
+    imported_runs(dir.path());
+}

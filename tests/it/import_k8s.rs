@@ -170,7 +170,10 @@ fn a_destination_rule_alone_merges_into_a_scenarios_fleet() {
     assert_eq!(r.backoff.kind, BackoffKind::FullJitter);
     match &r.budget {
         Some(BudgetConfig::Concurrency(l)) => {
-            assert_eq!((l.percent, l.min_concurrency, l.count_backoff), (0.0, 2, false));
+            assert_eq!(
+                (l.percent, l.min_concurrency, l.count_backoff),
+                (0.0, 2, false)
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -178,7 +181,10 @@ fn a_destination_rule_alone_merges_into_a_scenarios_fleet() {
         panic!("the strategy has a server of its own");
     };
     let outlier = server.fleet.outlier.as_ref().unwrap();
-    assert_eq!((outlier.consecutive_5xx, outlier.interval), (Some(4), ms(5000)));
+    assert_eq!(
+        (outlier.consecutive_5xx, outlier.interval),
+        (Some(4), ms(5000))
+    );
     assert_eq!(server.replicas, 5);
     assert!(text.contains("sets no retries"), "{text}");
     imported_runs(dir.path());
