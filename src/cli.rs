@@ -170,11 +170,14 @@ pub enum Command {
         #[arg(long)]
         plot: Option<PathBuf>,
     },
-    /// Read real retry configurations (a gRPC service config, Envoy or Istio
-    /// YAML) into scenario strategies, each value commented with the file,
-    /// line and field it came from, and the fields not modelled listed.
+    /// Read real retry configurations (gRPC service configs; Envoy, Istio,
+    /// Gateway API, Envoy Gateway and Linkerd resources; resilience4j's and
+    /// .NET's settings) into scenario strategies, each value commented with
+    /// the file, line and field it came from, and the fields not modelled
+    /// listed.
     Import {
-        /// The configuration files (JSON or YAML).
+        /// The configuration files (JSON or YAML), or folders of them (the
+        /// Kubernetes resources of a folder's files are read together).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Add the imported strategies to this scenario and write the whole

@@ -30,7 +30,7 @@ fn bad(e: ImportError) -> anyhow::Error {
 pub(super) fn import(o: &ImportOptions) -> Result<()> {
     let mut imports = Vec::with_capacity(o.files.len());
     for f in &o.files {
-        imports.push(import::import(f).map_err(bad)?);
+        imports.extend(import::import(f).map_err(bad)?);
     }
     if o.chain && (o.into.is_none() || imports.len() < 2) {
         return Err(InputError(

@@ -536,8 +536,9 @@ mod tests {
     /// `TimeSpan`s as .NET parses them.
     #[test]
     fn timespans() {
+        let files = ["t".to_owned()];
         let ctx = Ctx {
-            file: "t",
+            files: &files,
             not_modelled: Vec::new(),
         };
         let t = |s: &str| {
@@ -545,6 +546,7 @@ mod tests {
                 &ctx,
                 &Node {
                     line: 1,
+                    file: 0,
                     value: crate::import::tree::Value::Scalar(s.into()),
                 },
                 "f",

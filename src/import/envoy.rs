@@ -50,6 +50,7 @@ pub(super) fn bare_retry_policy(doc: &Node) -> Option<Node> {
     (only_policy && (doc.get("retry_on").is_some() || doc.get("num_retries").is_some())).then(
         || Node {
             line: doc.line,
+            file: doc.file,
             value: Value::Map(vec![("retry_policy".to_owned(), doc.clone())]),
         },
     )
@@ -215,8 +216,8 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
         "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3, count_backoff = false }"
             .into(),
         format!(
-            "{}:{} {path}: no circuit_breakers: Envoy's default max_retries 3 (retries in progress)",
-            ctx.file, c.line
+            "{} {path}: no circuit_breakers: Envoy's default max_retries 3 (retries in progress)",
+            ctx.at(c)
         ),
     );
     if let Some(cb) = c.get("circuit_breakers") {
@@ -302,8 +303,7 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
                     "budget",
                     "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3, count_backoff = false }".into(),
                     format!(
-                        "{}:{} {f}: no max_retries: Envoy's default 3 retries in progress",
-                        ctx.file, t.line
+                        "{} {f}: no max_retries: Envoy's default 3 retries in progress", ctx.at(t)
                     ),
                 );
             }
@@ -340,7 +340,7 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
                 "outlier",
                 format!("{{ {} }}", keys.join(", ")),
                 if from.is_empty() {
-                    format!("{}:{} {f}: Envoy's defaults", ctx.file, od.line)
+                    format!("{} {f}: Envoy's defaults", ctx.at(od))
                 } else {
                     from.join("; ")
                 },
@@ -580,9 +580,8 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
                     "use_retry_after",
                     "true".into(),
                     format!(
-                        "{}:{} {}: a reset header replaces the back-off",
-                        ctx.file,
-                        rl.line,
+                        "{} {}: a reset header replaces the back-off",
+                        ctx.at(rl),
                         f("rate_limited_retry_back_off")
                     ),
                 ));
@@ -700,9 +699,8 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
                 "max_retries",
                 "0".into(),
                 format!(
-                    "{}:{} {}: no retry_policy in the file: Envoy retries only with one",
-                    ctx.file,
-                    node.line,
+                    "{} {}: no retry_policy in the file: Envoy retries only with one",
+                    ctx.at(node),
                     if path.is_empty() { "(top)" } else { path }
                 ),
             ));

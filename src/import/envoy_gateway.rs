@@ -277,8 +277,8 @@ fn circuit_breaker(ctx: &mut Ctx, cb: &Node, at: &str) -> Result<Entry, ImportEr
         None => (
             1024,
             format!(
-                "{}:{} {at}.circuitBreaker without maxParallelRetries: Envoy Gateway's default 1024",
-                ctx.file, cb.line
+                "{} {at}.circuitBreaker without maxParallelRetries: Envoy Gateway's default 1024",
+                ctx.at(cb)
             ),
         ),
     };

@@ -90,6 +90,7 @@ pub(super) fn canonical(node: &Node) -> Node {
     };
     Node {
         line: node.line,
+        file: node.file,
         value,
     }
 }
@@ -444,9 +445,8 @@ fn retry_policy(
         "retry_on",
         toml_list(&on),
         format!(
-            "{}:{} {} (gRPC codes as the simulator's outcomes)",
-            ctx.file,
-            rc.line,
+            "{} {} (gRPC codes as the simulator's outcomes)",
+            ctx.at(rc),
             f("retryableStatusCodes")
         ),
     ));
@@ -531,9 +531,8 @@ fn hedging_policy(
         toml_list(&on),
         match hp.get("nonFatalStatusCodes") {
             Some(list) => format!(
-                "{}:{} {}: a copy failing so sends the next at once",
-                ctx.file,
-                list.line,
+                "{} {}: a copy failing so sends the next at once",
+                ctx.at(list),
                 f("nonFatalStatusCodes")
             ),
             None => "no nonFatalStatusCodes: any failure ends the call".into(),

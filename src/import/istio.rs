@@ -160,10 +160,7 @@ fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
             "outlier",
             format!("{{ {} }}", keys.join(", ")),
             if from.is_empty() {
-                format!(
-                    "{}:{} outlierDetection: Istio's defaults",
-                    ctx.file, od.line
-                )
+                format!("{} outlierDetection: Istio's defaults", ctx.at(od))
             } else {
                 from.join("; ")
             },

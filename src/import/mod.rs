@@ -105,26 +105,30 @@ impl std::fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
-/// The reading context of one file: its name for messages.
+/// The reading context: the names of the files read, for messages (a
+/// node's `file` is its index here; one file, or a folder's files).
 pub(crate) struct Ctx<'a> {
-    pub file: &'a str,
+    pub files: &'a [String],
     pub not_modelled: Vec<String>,
 }
 
 impl Ctx<'_> {
+    /// `file:line` of `node`.
+    pub fn at(&self, node: &Node) -> String {
+        let file = self.files.get(node.file).map_or("", String::as_str);
+        format!("{file}:{}", node.line)
+    }
+
     /// An error at `node`'s line and `field`.
     pub fn err(&self, node: &Node, field: &str, why: impl std::fmt::Display) -> ImportError {
-        ImportError(format!(
-            "{}:{}: field `{field}`: {why}",
-            self.file, node.line
-        ))
+        ImportError(format!("{}: field `{field}`: {why}", self.at(node)))
     }
 
     /// Where `node` came from, for a comment: `file:line field = value`.
     pub fn from(&self, node: &Node, field: &str) -> String {
         match node.text() {
-            Some(t) => format!("{}:{} {field} = {t}", self.file, node.line),
-            None => format!("{}:{} {field}", self.file, node.line),
+            Some(t) => format!("{} {field} = {t}", self.at(node)),
+            None => format!("{} {field}", self.at(node)),
         }
     }
 
@@ -318,22 +322,89 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
         ("Envoy retry policy", envoy::read(ctx, &[route])?)
     } else {
         return Err(ImportError(format!(
-            "{}:{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy), a Linkerd ServiceProfile or a route or Service with retry.linkerd.io annotations, resilience4j's Spring Boot configuration (resilience4j.retry, circuitbreaker or timelimiter instances), or .NET's resilience options in appsettings.json (a section with Retry, CircuitBreaker, AttemptTimeout, TotalRequestTimeout or Hedging)",
-            ctx.file, docs[0].line
+            "{}: not a configuration sim can import: expected a gRPC service config (`methodConfig`, `retryThrottling`), Envoy configuration (a `retry_policy`, `circuit_breakers` or `outlier_detection`, or a bare retry policy: `retry_on`, `num_retries` and its other fields), an Istio VirtualService or DestinationRule, or a Gateway API HTTPRoute or GRPCRoute and the retry policies attached to it (XBackendTrafficPolicy, Envoy Gateway's BackendTrafficPolicy), a Linkerd ServiceProfile or a route or Service with retry.linkerd.io annotations, resilience4j's Spring Boot configuration (resilience4j.retry, circuitbreaker or timelimiter instances), or .NET's resilience options in appsettings.json (a section with Retry, CircuitBreaker, AttemptTimeout, TotalRequestTimeout or Hedging)",
+            ctx.at(&docs[0])
         )));
     })
 }
 
-/// Reads `path` and imports it.
-pub fn import(path: &Path) -> Result<Imported, ImportError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ImportError(format!("{file}: cannot read it: {e}")))?;
-    import_text(&file, &text)
+/// Reads `path` and imports it: a file, or a folder of them. In a folder,
+/// the Kubernetes documents of every file are read together (a
+/// DestinationRule in one file applies to a VirtualService in another)
+/// and every other file on its own; files are taken in path order, and
+/// only `.yaml`, `.yml` and `.json` files are read (hidden folders are
+/// not entered).
+pub fn import(path: &Path) -> Result<Vec<Imported>, ImportError> {
+    if !path.is_dir() {
+        let file = path.display().to_string();
+        return Ok(vec![import_text(&file, &read(path)?)?]);
+    }
+    let mut found = Vec::new();
+    configs_in(path, &mut found)?;
+    if found.is_empty() {
+        return Err(ImportError(format!(
+            "{}: the folder holds no .yaml, .yml or .json file",
+            path.display()
+        )));
+    }
+    let mut names = Vec::new();
+    let mut kubernetes = Vec::new();
+    let mut out = Vec::new();
+    for f in &found {
+        let name = f.display().to_string();
+        let docs = documents(&name, &read(f)?)?;
+        let is_kubernetes = docs
+            .iter()
+            .all(|d| d.get("apiVersion").is_some() && d.get("kind").is_some());
+        if is_kubernetes {
+            kubernetes.extend(docs.into_iter().map(|d| d.in_file(names.len())));
+            names.push(name);
+        } else {
+            out.push(import_docs(&[name], &docs)?);
+        }
+    }
+    if !kubernetes.is_empty() {
+        let mut imported = import_docs(&names, &kubernetes)?;
+        imported.file = format!("{} ({})", path.display(), names.join(", "));
+        out.insert(0, imported);
+    }
+    Ok(out)
 }
 
-/// Imports `text`, named `file` in messages.
-pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
+/// The text of `path`.
+fn read(path: &Path) -> Result<String, ImportError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| ImportError(format!("{}: cannot read it: {e}", path.display())))
+}
+
+/// The configuration files below `dir`, in path order.
+fn configs_in(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), ImportError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| ImportError(format!("{}: cannot read the folder: {e}", dir.display())))?;
+    let mut paths: Vec<std::path::PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        let hidden = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
+        if p.is_dir() && !hidden {
+            configs_in(&p, out)?;
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The documents of `text` (named `file` in messages): `kind: List`s
+/// opened, empty documents dropped.
+fn documents(file: &str, text: &str) -> Result<Vec<Node>, ImportError> {
     // A NUL byte ends a YAML stream where the parser stops, so what follows
     // would be dropped without a word: no text configuration holds one.
     if let Some(at) = text.find('\0') {
@@ -357,17 +428,27 @@ pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
     if docs.is_empty() {
         return Err(ImportError(format!("{file}: the file is empty")));
     }
+    Ok(docs)
+}
+
+/// Imports the documents `docs`, read from the files `names`.
+fn import_docs(names: &[String], docs: &[Node]) -> Result<Imported, ImportError> {
     let mut ctx = Ctx {
-        file,
+        files: names,
         not_modelled: Vec::new(),
     };
-    let (format, strategies) = read_format(&mut ctx, &docs)?;
+    let (format, strategies) = read_format(&mut ctx, docs)?;
     Ok(Imported {
-        file: file.to_owned(),
+        file: names.join(", "),
         format,
         strategies,
         not_modelled: ctx.not_modelled,
     })
+}
+
+/// Imports `text`, named `file` in messages.
+pub fn import_text(file: &str, text: &str) -> Result<Imported, ImportError> {
+    import_docs(&[file.to_owned()], &documents(file, text)?)
 }
 
 #[cfg(test)]

@@ -506,8 +506,9 @@ mod tests {
     /// Spring Boot's durations: milliseconds, units, ISO-8601.
     #[test]
     fn spring_durations() {
+        let files = ["t".to_owned()];
         let ctx = Ctx {
-            file: "t",
+            files: &files,
             not_modelled: Vec::new(),
         };
         let d = |t: &str| {
@@ -515,6 +516,7 @@ mod tests {
                 &ctx,
                 &Node {
                     line: 1,
+                    file: 0,
                     value: crate::import::tree::Value::Scalar(t.into()),
                 },
                 "f",

@@ -10,6 +10,9 @@ use yaml_rust2::scanner::Marker;
 pub struct Node {
     /// Its line.
     pub line: usize,
+    /// Which of the files read it is in (an index into the reader's list
+    /// of names; 0 for a single file).
+    pub file: usize,
     /// What it is.
     pub value: Value,
 }
@@ -26,6 +29,21 @@ pub enum Value {
 }
 
 impl Node {
+    /// The node and all below it marked as in file `file`.
+    #[must_use]
+    pub fn in_file(mut self, file: usize) -> Node {
+        fn mark(n: &mut Node, file: usize) {
+            n.file = file;
+            match &mut n.value {
+                Value::List(l) => l.iter_mut().for_each(|c| mark(c, file)),
+                Value::Map(m) => m.iter_mut().for_each(|(_, c)| mark(c, file)),
+                Value::Scalar(_) => {}
+            }
+        }
+        mark(&mut self, file);
+        self
+    }
+
     /// The value at `key` of a map.
     pub fn get(&self, key: &str) -> Option<&Node> {
         match &self.value {
@@ -102,12 +120,14 @@ impl MarkedEventReceiver for Builder {
                 }
                 self.push(Node {
                     line,
+                    file: 0,
                     value: Value::Scalar(text),
                 });
             }
             Event::SequenceStart(..) => self.stack.push((
                 Node {
                     line,
+                    file: 0,
                     value: Value::List(Vec::new()),
                 },
                 None,
@@ -115,6 +135,7 @@ impl MarkedEventReceiver for Builder {
             Event::MappingStart(..) => self.stack.push((
                 Node {
                     line,
+                    file: 0,
                     value: Value::Map(Vec::new()),
                 },
                 None,

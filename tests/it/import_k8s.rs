@@ -189,3 +189,46 @@ fn a_destination_rule_alone_merges_into_a_scenarios_fleet() {
     assert!(text.contains("sets no retries"), "{text}");
     imported_runs(dir.path());
 }
+
+/// A folder, as a repository keeps its manifests: the Kubernetes documents
+/// of every file are read together, so the DestinationRule of one file
+/// limits the VirtualService of another; a gRPC config beside them is
+/// imported on its own; hidden folders and other files are not read; a
+/// broken file is refused by its own name and line, nothing written.
+#[test]
+fn a_folder_of_manifests_is_read_as_one_mesh() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("mesh")).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let istio = std::fs::read_to_string("examples/import/istio.yaml").unwrap();
+    let (vs, dr) = istio.split_once("---\n").unwrap();
+    std::fs::write(repo.join("mesh/route.yaml"), vs).unwrap();
+    std::fs::write(repo.join("mesh/rule.yml"), dr).unwrap();
+    std::fs::copy(
+        "examples/import/grpc-service-config.json",
+        repo.join("grpc.json"),
+    )
+    .unwrap();
+    std::fs::write(repo.join(".git/broken.yaml"), "a: [").unwrap();
+    std::fs::write(repo.join("README.md"), "not read").unwrap();
+    let (s, text) = imported(dir.path(), repo.to_str().unwrap(), "scenarios/fleet.toml");
+    let r = &s.strategies[index_of(&s, "ratings-default")];
+    match &r.budget {
+        Some(BudgetConfig::Concurrency(l)) => assert_eq!(l.min_concurrency, 3),
+        other => panic!("{other:?}"),
+    }
+    assert!(text.contains("mesh/rule.yml:11"), "{text}");
+    index_of(&s, "helloworld.Greeter.SayHello");
+    std::fs::write(repo.join("mesh/zz.yaml"), "spec: {host: [").unwrap();
+    let out = dir.path().join("again.toml");
+    let err = crate::common::stderr(
+        &crate::common::sim()
+            .args(["import", repo.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .assert()
+            .code(2),
+    );
+    assert!(err.contains("mesh/zz.yaml:"), "{err}");
+    assert!(!out.exists());
+}
