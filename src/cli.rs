@@ -195,6 +195,12 @@ pub enum Command {
         /// calls of the tier before to a new service named after the file.
         #[arg(long)]
         chain: bool,
+        /// A call chain of the services the files configure, such as
+        /// "frontend -> ratings -> db" (or a file holding it): the users
+        /// call the first (the scenario's [server]), each the next; each
+        /// service's policy is the imported one named after it.
+        #[arg(long, value_name = "CHAIN")]
+        graph: Option<String>,
     },
     /// Check a scenario file without running it.
     Validate {

@@ -20,6 +20,9 @@ pub(super) struct ImportOptions {
     pub force: bool,
     /// The files are the tiers of a call chain, the users' first.
     pub chain: bool,
+    /// A call chain `a->b->c` (or a file holding one): each service's
+    /// policy picked by name from all that the files hold.
+    pub graph: Option<String>,
 }
 
 fn bad(e: ImportError) -> anyhow::Error {
@@ -32,7 +35,22 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
     for f in &o.files {
         imports.extend(import::import(f).map_err(bad)?);
     }
-    if o.chain && (o.into.is_none() || imports.len() < 2) {
+    let graph = match &o.graph {
+        Some(g) => {
+            let names = graph_names(g)?;
+            imports = import::pick_tiers(&imports, &names).map_err(bad)?;
+            Some(names)
+        }
+        None => None,
+    };
+    let chain = o.chain || graph.is_some();
+    if chain && o.into.is_none() {
+        return Err(InputError(
+            "--chain and --graph make a call chain in the scenario given by --into".into(),
+        )
+        .into());
+    }
+    if chain && (o.into.is_none() || imports.len() < 2) {
         return Err(InputError(
             "--chain makes a call chain of two files or more, one per tier (the users' first), in the scenario given by --into".into(),
         )
@@ -47,8 +65,9 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
             let name = scenario.display().to_string();
             let source = std::fs::read_to_string(scenario)
                 .map_err(|e| InputError(format!("{name}: cannot read it: {e}")))?;
-            let text = if o.chain {
-                import::chain_into_scenario(&source, &name, &imports).map_err(bad)?
+            let text = if chain {
+                import::chain_into_scenario(&source, &name, &imports, graph.as_deref())
+                    .map_err(bad)?
             } else {
                 import::into_scenario(&source, &name, &imports).map_err(bad)?
             };
@@ -74,6 +93,42 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
         }
         Some(out) => write(out, &text, o.force),
     }
+}
+
+/// The services of a call chain `a -> b -> c`, given as that text or as a
+/// file holding it (`#` starts a comment): the first is the one the users
+/// call (the scenario's `[server]`), each next one called by the one before.
+fn graph_names(g: &str) -> Result<Vec<String>> {
+    let (text, source) = if Path::new(g).is_file() {
+        let text = std::fs::read_to_string(g)
+            .map_err(|e| InputError(format!("{g}: cannot read it: {e}")))?;
+        (text, g.to_owned())
+    } else {
+        (g.to_owned(), "--graph".to_owned())
+    };
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let names: Vec<String> = match lines.as_slice() {
+        [one] => one.split("->").map(|n| n.trim().to_owned()).collect(),
+        _ => {
+            return Err(InputError(format!(
+                "{source}: expected one chain such as \"frontend -> ratings -> db\", got {} lines",
+                lines.len()
+            ))
+            .into());
+        }
+    };
+    if names.len() < 2 || names.iter().any(String::is_empty) {
+        return Err(InputError(format!(
+            "{source}: expected two services or more joined by ->, such as \"frontend -> ratings\", got \"{}\"",
+            lines[0]
+        ))
+        .into());
+    }
+    Ok(names)
 }
 
 /// Refuses an `--out` that is one of the files read: `--force` replaces a

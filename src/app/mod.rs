@@ -126,12 +126,14 @@ pub fn main(cli: Cli) -> Result<()> {
             out,
             force,
             chain,
+            graph,
         } => import::import(&import::ImportOptions {
             files,
             into,
             out,
             force,
             chain,
+            graph,
         }),
         Command::Serve { port } => crate::serve::serve(port),
         Command::Delays {

@@ -539,6 +539,7 @@ mod tests {
         let files = ["t".to_owned()];
         let ctx = Ctx {
             files: &files,
+            numbers: Vec::new(),
             not_modelled: Vec::new(),
         };
         let t = |s: &str| {

@@ -408,7 +408,7 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
     let mut policies: Vec<(Node, String, Option<String>)> = Vec::new();
     for (d, doc) in docs.iter().enumerate() {
         let base = if docs.len() > 1 {
-            format!("[document {}]", d + 1)
+            format!("[document {}]", ctx.doc(d))
         } else {
             String::new()
         };

@@ -440,10 +440,10 @@ impl Policies {
         for (d, doc) in docs.iter().enumerate() {
             match (group(doc), kind(doc)) {
                 (ENVOY_GATEWAY, "BackendTrafficPolicy") => {
-                    eg.push(envoy_gateway::read(ctx, doc, d + 1)?);
+                    eg.push(envoy_gateway::read(ctx, doc, ctx.doc(d))?);
                 }
                 (GATEWAY_X, "XBackendTrafficPolicy" | "BackendTrafficPolicy") => {
-                    budgets.push(x_budget(ctx, doc, d + 1)?);
+                    budgets.push(x_budget(ctx, doc, ctx.doc(d))?);
                 }
                 _ => {}
             }
@@ -544,13 +544,13 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
         let k = kind(doc);
         match (group(doc), k) {
             (GATEWAY, "HTTPRoute" | "GRPCRoute") => {
-                out.extend(route(ctx, doc, d + 1, k, &mut pols)?);
+                out.extend(route(ctx, doc, ctx.doc(d), k, &mut pols)?);
             }
             (ENVOY_GATEWAY, "BackendTrafficPolicy")
             | (GATEWAY_X, "XBackendTrafficPolicy" | "BackendTrafficPolicy") => {}
             (g, _) => ctx.not_modelled(
                 doc,
-                &format!("[document {}].kind", d + 1),
+                &format!("[document {}].kind", ctx.doc(d)),
                 &format!("{k} ({g}): only HTTPRoute, GRPCRoute and the retry policies are read"),
             ),
         }

@@ -197,7 +197,7 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
     let mut rules = Vec::new();
     for (d, doc) in docs.iter().enumerate() {
         if doc.get("kind").and_then(Node::text) == Some("DestinationRule") {
-            rules.push(rule(ctx, doc, d + 1)?);
+            rules.push(rule(ctx, doc, ctx.doc(d))?);
         }
     }
     let mut out = Vec::new();
@@ -209,13 +209,13 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
             other => {
                 ctx.not_modelled(
                     doc,
-                    &format!("[document {}].kind", d + 1),
+                    &format!("[document {}].kind", ctx.doc(d)),
                     &format!("{other}: only VirtualService and DestinationRule are read"),
                 );
                 continue;
             }
         }
-        let d = d + 1;
+        let d = ctx.doc(d);
         let spec = doc.get("spec").ok_or_else(|| {
             ctx.err(
                 doc,

@@ -636,7 +636,7 @@ impl<'a> Mesh<'a> {
             if routed.contains(name) || (n.retry.is_empty() && n.timeout.is_empty()) {
                 continue;
             }
-            let d = docs.iter().position(|x| std::ptr::eq(x, *doc)).unwrap_or(0) + 1;
+            let d = ctx.doc(docs.iter().position(|x| std::ptr::eq(x, *doc)).unwrap_or(0));
             let at = format!("[document {d}]");
             if !self.silenced(ctx, doc, &at, name) {
                 out.push(from_annotations(
@@ -655,9 +655,9 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
     let mut routed: Vec<&str> = Vec::new();
     let mut out = Vec::new();
     for (d, doc) in docs.iter().enumerate() {
-        let at = format!("[document {}]", d + 1);
+        let at = format!("[document {}]", ctx.doc(d));
         match doc.get("kind").and_then(Node::text).unwrap_or("") {
-            "ServiceProfile" => out.extend(profile(ctx, doc, d + 1)?),
+            "ServiceProfile" => out.extend(profile(ctx, doc, ctx.doc(d))?),
             "HTTPRoute" | "GRPCRoute" => out.extend(mesh.route(ctx, doc, &at, &mut routed)?),
             "Service" if group(doc).is_empty() => {}
             other => ctx.not_modelled(

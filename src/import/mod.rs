@@ -109,10 +109,19 @@ impl std::error::Error for ImportError {}
 /// node's `file` is its index here; one file, or a folder's files).
 pub(crate) struct Ctx<'a> {
     pub files: &'a [String],
+    /// Each document's number in its own file (a folder's documents are
+    /// read together); empty when they all come from one file.
+    pub numbers: Vec<usize>,
     pub not_modelled: Vec<String>,
 }
 
 impl Ctx<'_> {
+    /// The number, in its file, of document `d` of those read (from 1), as
+    /// messages name it: `[document 2]`.
+    pub fn doc(&self, d: usize) -> usize {
+        self.numbers.get(d).copied().unwrap_or(d + 1)
+    }
+
     /// `file:line` of `node`.
     pub fn at(&self, node: &Node) -> String {
         let file = self.files.get(node.file).map_or("", String::as_str);
@@ -433,8 +442,14 @@ fn documents(file: &str, text: &str) -> Result<Vec<Node>, ImportError> {
 
 /// Imports the documents `docs`, read from the files `names`.
 fn import_docs(names: &[String], docs: &[Node]) -> Result<Imported, ImportError> {
+    let mut numbers = Vec::with_capacity(docs.len());
+    for (k, d) in docs.iter().enumerate() {
+        let same_file = k > 0 && docs[k - 1].file == d.file;
+        numbers.push(if same_file { numbers[k - 1] + 1 } else { 1 });
+    }
     let mut ctx = Ctx {
         files: names,
+        numbers,
         not_modelled: Vec::new(),
     };
     let (format, strategies) = read_format(&mut ctx, docs)?;
@@ -444,6 +459,57 @@ fn import_docs(names: &[String], docs: &[Node]) -> Result<Imported, ImportError>
         strategies,
         not_modelled: ctx.not_modelled,
     })
+}
+
+/// One import per service of a call chain `names`, each holding the one
+/// strategy of all `imports` that is that service's: named after it
+/// (`ratings`), or after it and a route (`ratings-default`,
+/// `ratings.prod.svc`), or the only strategy of a file named after it.
+pub fn pick_tiers(imports: &[Imported], names: &[String]) -> Result<Vec<Imported>, ImportError> {
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let stem = |f: &str| {
+            Path::new(f)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .is_some_and(|s| s == name)
+        };
+        let found: Vec<(&Imported, &Strategy)> = imports
+            .iter()
+            .flat_map(|i| i.strategies.iter().map(move |s| (i, s)))
+            .filter(|(i, s)| {
+                s.name == *name
+                    || s.name.starts_with(&format!("{name}-"))
+                    || s.name.starts_with(&format!("{name}."))
+                    || (i.strategies.len() == 1 && stem(&i.file))
+            })
+            .collect();
+        match found.as_slice() {
+            [(i, s)] => out.push(Imported {
+                file: i.file.clone(),
+                format: i.format,
+                strategies: vec![(*s).clone()],
+                not_modelled: i.not_modelled.clone(),
+            }),
+            _ => {
+                let all: Vec<&str> = imports
+                    .iter()
+                    .flat_map(|i| i.strategies.iter().map(|s| s.name.as_str()))
+                    .collect();
+                let why = if found.is_empty() {
+                    "no imported policy is named after it".to_owned()
+                } else {
+                    let several: Vec<&str> = found.iter().map(|(_, s)| s.name.as_str()).collect();
+                    format!("several policies could be its: {}", several.join(", "))
+                };
+                return Err(ImportError(format!(
+                    "--graph: service \"{name}\": {why}; the policies imported are {}",
+                    all.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Imports `text`, named `file` in messages.

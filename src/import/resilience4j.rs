@@ -509,6 +509,7 @@ mod tests {
         let files = ["t".to_owned()];
         let ctx = Ctx {
             files: &files,
+            numbers: Vec::new(),
             not_modelled: Vec::new(),
         };
         let d = |t: &str| {

@@ -31,7 +31,13 @@ fn quoted(text: &str) -> String {
 /// The header: what was read, and what was left out.
 fn header(imports: &[Imported]) -> String {
     let mut out = String::new();
+    let mut seen: Vec<&str> = Vec::new();
     for i in imports {
+        // A folder's import gives several tiers of a graph: said once.
+        if seen.contains(&i.file.as_str()) {
+            continue;
+        }
+        seen.push(&i.file);
         let _ = writeln!(
             out,
             "# Imported by `sim import` from {} ({}).",
@@ -201,6 +207,7 @@ fn tier_names(
     file: &str,
     doc: &toml_edit::DocumentMut,
     imports: &[Imported],
+    graph: Option<&[String]>,
 ) -> Result<Vec<String>, ImportError> {
     for i in imports {
         if i.strategies.is_empty() {
@@ -228,7 +235,10 @@ fn tier_names(
             "{file}: is a call chain already; import a chain into a scenario of one server"
         )));
     }
-    let names: Vec<String> = imports[1..].iter().map(|i| tier_name(&i.file)).collect();
+    let names: Vec<String> = match graph {
+        Some(g) => g[1..].iter().map(|n| super::clean_name(n, "-_")).collect(),
+        None => imports[1..].iter().map(|i| tier_name(&i.file)).collect(),
+    };
     for (k, n) in names.iter().enumerate() {
         if names[..k].contains(n) || n == "server" {
             return Err(ImportError(format!(
@@ -242,17 +252,19 @@ fn tier_names(
 
 /// `scenario` made a call chain, one tier per file: the first file's policy
 /// is the users' (towards the `[server]`), and file `k + 1`'s is tier `k`'s
-/// calls to a new service named after the file, which copies the
+/// calls to a new service named after the file (or after the `graph`'s
+/// name `k + 1`, when the tiers were picked by a graph), which copies the
 /// `[server]`'s capacity. One strategy, `imported-chain`, holds them all.
 pub fn chain_into_scenario(
     scenario: &str,
     file: &str,
     imports: &[Imported],
+    graph: Option<&[String]>,
 ) -> Result<String, ImportError> {
     let mut doc: toml_edit::DocumentMut = scenario
         .parse()
         .map_err(|e| ImportError(format!("{file}: cannot be read as TOML: {e}")))?;
-    let names = tier_names(file, &doc, imports)?;
+    let names = tier_names(file, &doc, imports, graph)?;
     let server = doc
         .get("server")
         .and_then(|s| s.as_table())
@@ -375,6 +387,7 @@ mod tests {
             "[server]\nworkers = 1\n",
             "s.toml",
             &[imported("a", "f.yaml:1"), none],
+            None,
         )
         .unwrap_err();
         assert!(err.0.contains("holds no retry policy"), "{}", err.0);

@@ -232,3 +232,48 @@ fn a_folder_of_manifests_is_read_as_one_mesh() {
     assert!(err.contains("mesh/zz.yaml:"), "{err}");
     assert!(!out.exists());
 }
+
+/// "3 retries at each of 4 hops = 81 calls": four services' manifests in a
+/// folder, each route retrying 3 times, made a chain by `--graph`; `sim
+/// bound` counts 4 attempts at the first hop and 4^4 = 256 at the fourth
+/// under total failure, not 81. A graph naming a service no file
+/// configures is refused with the names there are.
+#[test]
+fn a_graph_makes_a_folders_services_a_chain() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let mesh = dir.path().join("mesh");
+    std::fs::create_dir(&mesh).unwrap();
+    for svc in ["gateway", "orders", "payments", "ledger"] {
+        std::fs::write(
+            mesh.join(format!("{svc}.yaml")),
+            format!(
+                "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: {svc}\n\
+                 spec:\n  hosts: [{svc}]\n  http:\n  - name: default\n    route:\n    - destination:\n        \
+                 host: {svc}\n    retries:\n      attempts: 3\n      retryOn: 5xx\n"
+            ),
+        )
+        .unwrap();
+    }
+    let out = dir.path().join("chain.toml");
+    let graph = "gateway -> orders -> payments -> ledger";
+    crate::common::sim()
+        .args(["import", mesh.to_str().unwrap(), "--graph", graph])
+        .args(["--into", "scenarios/outage.toml", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let bound = crate::common::sim().arg("bound").arg(&out).assert().success();
+    let text = String::from_utf8_lossy(&bound.get_output().stdout).into_owned();
+    let chain = &text[text.find("strategy \"imported-chain\"").unwrap()..];
+    for (tier, n) in [("server", 4), ("orders", 16), ("payments", 64), ("ledger", 256)] {
+        assert!(chain.contains(&format!("{tier}: {n} attempts")), "{chain}");
+    }
+    let err = crate::common::stderr(
+        &crate::common::sim()
+            .args(["import", mesh.to_str().unwrap(), "--graph", "gateway -> cache"])
+            .args(["--into", "scenarios/outage.toml"])
+            .assert()
+            .code(2),
+    );
+    assert!(err.contains("\"cache\"") && err.contains("ledger-default"), "{err}");
+}
