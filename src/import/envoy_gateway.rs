@@ -308,12 +308,23 @@ fn passive(ctx: &mut Ctx, p: &Node, at: &str) -> Result<Entry, ImportError> {
         ("baseEjectionTime", "base_ejection_time", "\"30s\"", "30s"),
         ("maxEjectionPercent", "max_ejection_percent", "10.0", "10%"),
     ];
+    // Envoy Gateway's API names it `consecutive5XxErrors`; its own examples
+    // write `consecutive5xxErrors`: both are read.
+    let get = |field: &str| {
+        p.get(field).map(|v| (v, field.to_owned())).or_else(|| {
+            (field == "consecutive5XxErrors")
+                .then(|| p.get("consecutive5xxErrors"))
+                .flatten()
+                .map(|v| (v, "consecutive5xxErrors".to_owned()))
+        })
+    };
     for (field, key, default, said) in defaults {
-        match p.get(field) {
-            Some(v) => {
-                let value = match field {
-                    "consecutive5XxErrors" => ctx.whole(v, &f(field), 0)?.to_string(),
-                    "maxEjectionPercent" => format!("{:?}", ctx.number(v, &f(field))?),
+        match get(field) {
+            Some((v, field)) => {
+                let field = field.as_str();
+                let value = match key {
+                    "consecutive_5xx" => ctx.whole(v, &f(field), 0)?.to_string(),
+                    "max_ejection_percent" => format!("{:?}", ctx.number(v, &f(field))?),
                     _ => toml_duration(ctx.duration(v, &f(field))?),
                 };
                 given(key, value, ctx.from(v, &f(field)));
@@ -325,12 +336,35 @@ fn passive(ctx: &mut Ctx, p: &Node, at: &str) -> Result<Entry, ImportError> {
             ),
         }
     }
+    if let Some(v) = p.get("failurePercentageThreshold") {
+        let t = ctx.number(v, &f("failurePercentageThreshold"))?;
+        if !(0.0..=100.0).contains(&t) {
+            return Err(ctx.err(
+                v,
+                &f("failurePercentageThreshold"),
+                "a percentage, 0 to 100",
+            ));
+        }
+        given(
+            "failure_percentage_threshold",
+            format!("{t:?}"),
+            format!(
+                "{} (Envoy's failure-percentage ejection, its other settings Envoy's defaults)",
+                ctx.from(v, &f("failurePercentageThreshold"))
+            ),
+        );
+    }
     for (k, v) in p.entries() {
-        if !defaults.iter().any(|(field, ..)| field == k) {
+        let read = defaults.iter().any(|(field, ..)| field == k)
+            || matches!(
+                k.as_str(),
+                "consecutive5xxErrors" | "failurePercentageThreshold"
+            );
+        if !read {
             ctx.not_modelled(
                 v,
                 &f(k),
-                "the simulator's outlier detection counts 5xx answers in a row only here",
+                "the simulator's outlier detection counts 5xx answers in a row and a failure percentage only",
             );
         }
     }

@@ -346,6 +346,17 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
                     "timeout absent: Istio's default, none".into(),
                 )),
             }
+            for (k, v) in route.entries() {
+                match k.as_str() {
+                    "name" | "match" | "route" | "retries" | "timeout" => {}
+                    "fault" => ctx.not_modelled(
+                        v,
+                        &at(k),
+                        "injected faults: the scenario's outages and failing replicas make the failures",
+                    ),
+                    _ => ctx.not_modelled(v, &at(k), "not a retry setting: the simulator has no counterpart"),
+                }
+            }
             let host = route
                 .get("route")
                 .and_then(|r| r.items().first())

@@ -262,18 +262,35 @@ fn a_graph_makes_a_folders_services_a_chain() {
         .arg(&out)
         .assert()
         .success();
-    let bound = crate::common::sim().arg("bound").arg(&out).assert().success();
+    let bound = crate::common::sim()
+        .arg("bound")
+        .arg(&out)
+        .assert()
+        .success();
     let text = String::from_utf8_lossy(&bound.get_output().stdout).into_owned();
     let chain = &text[text.find("strategy \"imported-chain\"").unwrap()..];
-    for (tier, n) in [("server", 4), ("orders", 16), ("payments", 64), ("ledger", 256)] {
+    for (tier, n) in [
+        ("server", 4),
+        ("orders", 16),
+        ("payments", 64),
+        ("ledger", 256),
+    ] {
         assert!(chain.contains(&format!("{tier}: {n} attempts")), "{chain}");
     }
     let err = crate::common::stderr(
         &crate::common::sim()
-            .args(["import", mesh.to_str().unwrap(), "--graph", "gateway -> cache"])
+            .args([
+                "import",
+                mesh.to_str().unwrap(),
+                "--graph",
+                "gateway -> cache",
+            ])
             .args(["--into", "scenarios/outage.toml"])
             .assert()
             .code(2),
     );
-    assert!(err.contains("\"cache\"") && err.contains("ledger-default"), "{err}");
+    assert!(
+        err.contains("\"cache\"") && err.contains("ledger-default"),
+        "{err}"
+    );
 }

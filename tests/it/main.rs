@@ -12,6 +12,7 @@ mod cli;
 mod common;
 mod conformance;
 mod conservation;
+mod corpus;
 mod docs;
 mod fidelity;
 mod fleet;
