@@ -307,6 +307,12 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
             all.extend(resilience4j::read(ctx, d)?);
         }
         ("resilience4j (Spring Boot)", all)
+    } else if let Some((old, field)) = docs.iter().find_map(resilience4j::old_backends) {
+        return Err(ctx.err(
+            old,
+            &field,
+            "resilience4j's configuration from before 1.0 (`backends`): later releases read `instances`, and renamed keys such as `maxRetryAttempts` (now `maxAttempts`) and `ringBufferSizeInClosedState` (now `slidingWindowSize`); import a configuration of the release you run",
+        ));
     } else if let Some(doc) = docs.iter().find(|d| dotnet::is_dotnet(d)) {
         (
             ".NET resilience options (Microsoft.Extensions.Http.Resilience)",

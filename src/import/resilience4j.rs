@@ -47,6 +47,21 @@ pub(super) fn is_resilience4j(doc: &Node) -> bool {
         .any(|m| lookup(doc, &["resilience4j", m, "instances"]).is_some())
 }
 
+/// The `backends` table of resilience4j before 1.0, if the document has
+/// one and no `instances`: its keys are the old ones (`maxRetryAttempts`,
+/// `ringBufferSizeInClosedState`), which resilience4j 2 does not read.
+pub(super) fn old_backends(doc: &Node) -> Option<(&Node, String)> {
+    if is_resilience4j(doc) {
+        return None;
+    }
+    ["retry", "circuitbreaker", "timelimiter", "bulkhead"]
+        .iter()
+        .find_map(|m| {
+            lookup(doc, &["resilience4j", m, "backends"])
+                .map(|n| (n, format!("resilience4j.{m}.backends")))
+        })
+}
+
 /// A Spring Boot duration: a number of milliseconds, a number with a unit
 /// (`ns`, `us`, `ms`, `s`, `m`, `h`, `d`), or ISO-8601 (`PT10S`).
 fn spring_duration(ctx: &Ctx, node: &Node, field: &str) -> Result<u64, ImportError> {
