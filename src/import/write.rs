@@ -147,7 +147,34 @@ pub fn into_scenario(
             for e in &s.entries {
                 key_line(&mut out, e)?;
             }
-            if s.server.is_empty() {
+            let fleet = doc
+                .get("server")
+                .and_then(|s| s.as_table_like())
+                .is_some_and(|t| {
+                    t.get("replicas")
+                        .and_then(toml_edit::Item::as_integer)
+                        .is_some_and(|r| r >= 2)
+                        || t.contains_key("autoscale")
+                });
+            // Settings of a fleet (ejection, retries to another replica, the
+            // balancer) mean nothing to one replica: said, not applied.
+            let (applied, left): (Vec<&Entry>, Vec<&Entry>) = s.server.iter().partition(|e| {
+                fleet
+                    || !matches!(
+                        e.key.as_str(),
+                        "retry_other_replica" | "outlier" | "healthy_panic_threshold" | "balancer"
+                    )
+            });
+            for e in &left {
+                let _ = writeln!(
+                    out,
+                    "# Left out: {} = {} (from {}): it acts on a fleet, and this scenario's [server] is one replica",
+                    e.key,
+                    comment(&e.value),
+                    comment(&e.from)
+                );
+            }
+            if applied.is_empty() {
                 continue;
             }
             let Some(server) = doc.get("server").and_then(|s| s.as_table_like()) else {
@@ -171,13 +198,13 @@ pub fn into_scenario(
                     );
                 }
             }
-            for e in &s.server {
+            for e in &applied {
                 let v = value(e)?;
                 table.insert(&e.key, v);
             }
             table.fmt();
             out.push_str("# Its own server: the scenario's [server], with\n");
-            for e in &s.server {
+            for e in &applied {
                 let _ = writeln!(
                     out,
                     "#   {} = {}  (from {})",

@@ -294,3 +294,22 @@ fn a_graph_makes_a_folders_services_a_chain() {
         "{err}"
     );
 }
+
+/// Into a scenario of one replica, the settings that act on a fleet
+/// (ejection, retries to another replica) are said and left out, and the
+/// rest imports and runs.
+#[test]
+fn fleet_settings_are_left_out_of_a_one_replica_scenario() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (s, text) = imported(
+        dir.path(),
+        "examples/import/envoy-gateway.yaml",
+        "scenarios/outage.toml",
+    );
+    let r = &s.strategies[index_of(&s, "backend-0")];
+    assert_eq!(r.policy.max_retries, 5);
+    for key in ["# Left out: outlier", "# Left out: retry_other_replica"] {
+        assert!(text.contains(key), "{text}");
+    }
+    imported_runs(dir.path());
+}
