@@ -823,4 +823,30 @@ mod tests {
         assert_eq!(value("strategy[2].backoff"), Some("\"equal-jitter\""));
         assert_eq!(value("strategy[2].max_retries"), Some("4"));
     }
+
+    /// Scores of one world with these four metrics' values.
+    fn scores(values: [f64; 4]) -> Scores {
+        Scores {
+            sums: values,
+            worlds: 1,
+        }
+    }
+
+    /// Domination is Pareto's: at least as good on every metric and better
+    /// on one; equal scores dominate neither way; a mean is over worlds.
+    #[test]
+    fn domination_is_paretos() {
+        let a = scores([1.0, 2.0, 3.0, 4.0]);
+        assert!(a.dominates(&scores([1.0, 2.0, 3.0, 5.0])));
+        assert!(!scores([1.0, 2.0, 3.0, 5.0]).dominates(&a));
+        assert!(!a.dominates(&scores([1.0, 2.0, 3.0, 4.0])));
+        assert!(!a.dominates(&scores([0.0, 2.0, 3.0, 5.0])));
+        assert!(!scores([0.0, 2.0, 3.0, 5.0]).dominates(&a));
+        let two = Scores {
+            sums: [2.0, 4.0, 6.0, 8.0],
+            worlds: 2,
+        };
+        assert_eq!(two.get(Metric::P99), 4.0);
+        assert!(!two.dominates(&a) && !a.dominates(&two));
+    }
 }
