@@ -113,6 +113,85 @@ pub fn fragment(imports: &[Imported]) -> Result<String, ImportError> {
     Ok(out)
 }
 
+/// Strategy `s`'s server keys laid over the scenario's `[server]` (in
+/// `doc`, read from `file`) as a server of its own, written to `out`; the
+/// keys of a fleet are said and left out when the server is one replica.
+fn own_server(
+    out: &mut String,
+    doc: &toml_edit::DocumentMut,
+    file: &str,
+    s: &super::Strategy,
+) -> Result<(), ImportError> {
+    let fleet = doc
+        .get("server")
+        .and_then(|s| s.as_table_like())
+        .is_some_and(|t| {
+            t.get("replicas")
+                .and_then(toml_edit::Item::as_integer)
+                .is_some_and(|r| r >= 2)
+                || t.contains_key("autoscale")
+        });
+    // Settings of a fleet (ejection, retries to another replica, the
+    // balancer) mean nothing to one replica: said, not applied.
+    let (applied, left): (Vec<&Entry>, Vec<&Entry>) = s.server.iter().partition(|e| {
+        fleet
+            || !matches!(
+                e.key.as_str(),
+                "retry_other_replica" | "outlier" | "healthy_panic_threshold" | "balancer"
+            )
+    });
+    for e in &left {
+        let _ = writeln!(
+            out,
+            "# Left out: {} = {} (from {}): it acts on a fleet, and this scenario's [server] is one replica",
+            e.key,
+            comment(&e.value),
+            comment(&e.from)
+        );
+    }
+    if applied.is_empty() {
+        return Ok(());
+    }
+    let Some(server) = doc.get("server").and_then(|s| s.as_table_like()) else {
+        return Err(ImportError(format!(
+            "{file}: has no [server] table for the imported server keys ({}) to join",
+            s.server
+                .iter()
+                .map(|e| e.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    };
+    let mut table = toml_edit::InlineTable::new();
+    for (k, v) in server.iter() {
+        if let Some(v) = v.as_value() {
+            table.insert(k, v.clone());
+        } else if let Some(t) = v.as_table() {
+            table.insert(
+                k,
+                toml_edit::Value::InlineTable(t.clone().into_inline_table()),
+            );
+        }
+    }
+    for e in &applied {
+        let v = value(e)?;
+        table.insert(&e.key, v);
+    }
+    table.fmt();
+    out.push_str("# Its own server: the scenario's [server], with\n");
+    for e in &applied {
+        let _ = writeln!(
+            out,
+            "#   {} = {}  (from {})",
+            e.key,
+            comment(&e.value),
+            comment(&e.from)
+        );
+    }
+    let _ = writeln!(*out, "server = {table}");
+    Ok(())
+}
+
 /// `scenario` (its text) with the imported strategies added after its own,
 /// renamed `imported-NAME` when a name is taken. A strategy with server keys
 /// gets a server of its own: the scenario's `[server]` with those keys set.
@@ -147,73 +226,7 @@ pub fn into_scenario(
             for e in &s.entries {
                 key_line(&mut out, e)?;
             }
-            let fleet = doc
-                .get("server")
-                .and_then(|s| s.as_table_like())
-                .is_some_and(|t| {
-                    t.get("replicas")
-                        .and_then(toml_edit::Item::as_integer)
-                        .is_some_and(|r| r >= 2)
-                        || t.contains_key("autoscale")
-                });
-            // Settings of a fleet (ejection, retries to another replica, the
-            // balancer) mean nothing to one replica: said, not applied.
-            let (applied, left): (Vec<&Entry>, Vec<&Entry>) = s.server.iter().partition(|e| {
-                fleet
-                    || !matches!(
-                        e.key.as_str(),
-                        "retry_other_replica" | "outlier" | "healthy_panic_threshold" | "balancer"
-                    )
-            });
-            for e in &left {
-                let _ = writeln!(
-                    out,
-                    "# Left out: {} = {} (from {}): it acts on a fleet, and this scenario's [server] is one replica",
-                    e.key,
-                    comment(&e.value),
-                    comment(&e.from)
-                );
-            }
-            if applied.is_empty() {
-                continue;
-            }
-            let Some(server) = doc.get("server").and_then(|s| s.as_table_like()) else {
-                return Err(ImportError(format!(
-                    "{file}: has no [server] table for the imported server keys ({}) to join",
-                    s.server
-                        .iter()
-                        .map(|e| e.key.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            };
-            let mut table = toml_edit::InlineTable::new();
-            for (k, v) in server.iter() {
-                if let Some(v) = v.as_value() {
-                    table.insert(k, v.clone());
-                } else if let Some(t) = v.as_table() {
-                    table.insert(
-                        k,
-                        toml_edit::Value::InlineTable(t.clone().into_inline_table()),
-                    );
-                }
-            }
-            for e in &applied {
-                let v = value(e)?;
-                table.insert(&e.key, v);
-            }
-            table.fmt();
-            out.push_str("# Its own server: the scenario's [server], with\n");
-            for e in &applied {
-                let _ = writeln!(
-                    out,
-                    "#   {} = {}  (from {})",
-                    e.key,
-                    comment(&e.value),
-                    comment(&e.from)
-                );
-            }
-            let _ = writeln!(out, "server = {table}");
+            own_server(&mut out, &doc, file, s)?;
         }
     }
     Ok(out)
