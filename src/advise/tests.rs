@@ -1,0 +1,149 @@
+//! The advice's parts checked on their own: objectives, candidates, scores.
+
+use super::*;
+
+#[test]
+fn objectives_parse_and_refuse_at_the_word() {
+    let o = Objective::parse("failed; peak_load_ratio <= 1.5").unwrap();
+    assert_eq!(o.minimize, Metric::Failed);
+    assert_eq!(o.limits, vec![(Metric::PeakLoad, 1.5)]);
+    assert!(
+        Objective::parse("fast")
+            .unwrap_err()
+            .contains("\"fast\" is not a metric")
+    );
+    assert!(
+        Objective::parse("failed; p99 < 2")
+            .unwrap_err()
+            .contains("is not a limit")
+    );
+}
+
+#[test]
+fn the_grid_keeps_caps_at_least_the_base() {
+    let g = grid(Some(SimDuration::from_secs(1)));
+    assert!(g.iter().all(|c| c.cap >= c.base));
+    assert!(g.len() > 1000);
+}
+
+#[test]
+fn scaled_outages_stay_in_the_run_and_apart() {
+    let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml")).unwrap();
+    let w = scaled(&s.world, 2.0);
+    for (a, b) in s.world.outages.iter().zip(&w.outages) {
+        assert_eq!(a.start, b.start);
+        assert!(b.end <= SimTime(w.duration.0));
+        assert!(b.end.0 - b.start.0 >= a.end.0 - a.start.0);
+    }
+}
+
+/// The candidate of one setting, for the tests below.
+fn candidate(calls: Vec<Candidate>) -> Candidate {
+    Candidate {
+        kind: BackoffKind::EqualJitter,
+        base: SimDuration::from_millis(150),
+        cap: SimDuration::from_secs(3),
+        retries: 4,
+        timeout: Some(SimDuration::from_millis(700)),
+        budget: Some(BudgetConfig::Ratio {
+            ratio: 0.1,
+            window: SimDuration::from_secs(10),
+        }),
+        calls,
+    }
+}
+
+/// The strategy a candidate gives is the setting it describes, at the
+/// users' tier and, in a call chain, at each tier of calls; the rest is
+/// the template's.
+#[test]
+fn a_candidate_is_the_strategy_it_describes() {
+    let chain = crate::scenario::load(std::path::Path::new("scenarios/call-chain.toml")).unwrap();
+    let template = &chain.strategies[0];
+    assert!(!template.tiers.is_empty(), "the chain scenario has tiers");
+    let mut calls = candidate(Vec::new());
+    calls.kind = BackoffKind::Constant;
+    calls.retries = 1;
+    let c = candidate(vec![calls; template.tiers.len()]);
+    let s = c.strategy(template, "picked".into());
+    assert_eq!(s.name, "picked");
+    assert_eq!(
+        (s.backoff.kind, s.backoff.base, s.backoff.cap),
+        (c.kind, c.base, c.cap)
+    );
+    assert_eq!(
+        (s.policy.max_retries, s.policy.timeout),
+        (4, Some(SimDuration::from_millis(700)))
+    );
+    assert_eq!(s.budget, c.budget);
+    for tier in &s.tiers {
+        assert_eq!(tier.strategy.backoff.kind, BackoffKind::Constant);
+        assert_eq!(tier.strategy.policy.max_retries, 1);
+    }
+    assert_eq!(s.tiers.len(), template.tiers.len());
+}
+
+/// A setting is feasible when every limit holds, and only then.
+#[test]
+fn feasible_means_every_limit_holds() {
+    let o = Objective::parse("failed; peak_load_ratio <= 1.5").unwrap();
+    let at = |load: f64| {
+        let mut sums = [0.0; 4];
+        let i = Metric::ALL
+            .iter()
+            .position(|&m| m == Metric::PeakLoad)
+            .unwrap();
+        sums[i] = load;
+        Scores { sums, worlds: 1 }
+    };
+    assert!(o.feasible(&at(1.5)));
+    assert!(!o.feasible(&at(1.6)));
+}
+
+/// The edits of a setting name every key of the users' strategy and of
+/// each tier of calls.
+#[test]
+fn edits_name_every_key_at_every_tier() {
+    let c = candidate(vec![candidate(Vec::new())]);
+    let e = c.edits(2, &["db"]);
+    let keys: Vec<&str> = e.iter().map(|(k, _)| k.as_str()).collect();
+    for k in ["backoff", "base", "cap", "max_retries", "timeout", "budget"] {
+        assert!(
+            keys.contains(&format!("strategy[2].{k}").as_str()),
+            "{keys:?}"
+        );
+        assert!(
+            keys.contains(&format!("strategy[2].tiers.db.{k}").as_str()),
+            "{keys:?}"
+        );
+    }
+    let value = |k: &str| e.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    assert_eq!(value("strategy[2].backoff"), Some("\"equal-jitter\""));
+    assert_eq!(value("strategy[2].max_retries"), Some("4"));
+}
+
+/// Scores of one world with these four metrics' values.
+fn scores(values: [f64; 4]) -> Scores {
+    Scores {
+        sums: values,
+        worlds: 1,
+    }
+}
+
+/// Domination is Pareto's: at least as good on every metric and better
+/// on one; equal scores dominate neither way; a mean is over worlds.
+#[test]
+fn domination_is_paretos() {
+    let a = scores([1.0, 2.0, 3.0, 4.0]);
+    assert!(a.dominates(&scores([1.0, 2.0, 3.0, 5.0])));
+    assert!(!scores([1.0, 2.0, 3.0, 5.0]).dominates(&a));
+    assert!(!a.dominates(&scores([1.0, 2.0, 3.0, 4.0])));
+    assert!(!a.dominates(&scores([0.0, 2.0, 3.0, 5.0])));
+    assert!(!scores([0.0, 2.0, 3.0, 5.0]).dominates(&a));
+    let two = Scores {
+        sums: [2.0, 4.0, 6.0, 8.0],
+        worlds: 2,
+    };
+    assert_eq!(two.get(Metric::P99), 4.0);
+    assert!(!two.dominates(&a) && !a.dominates(&two));
+}
