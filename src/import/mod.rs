@@ -3,16 +3,16 @@
 //! each field the simulator cannot model is listed, never dropped silently.
 //!
 //! Formats (told apart by their content): a gRPC service config (JSON,
-//! `methodConfig`, `retryThrottling`), Envoy configuration (YAML or JSON:
+//! `methodConfig`, `retryThrottling`); Envoy configuration (YAML or JSON:
 //! every `retry_policy`, with its route's `timeout`, and every cluster's
-//! `circuit_breakers` and `outlier_detection`), Istio's `VirtualService`
-//! and `DestinationRule`, and the Gateway API's routes with the retry
-//! policies attached to them (GEP-3388's and Envoy Gateway's), and
-//! Linkerd's `ServiceProfile` and retry and timeout annotations, and
-//! resilience4j's Spring Boot configuration and .NET's resilience options
-//! (`appsettings.json`). Kubernetes
-//! files come as they are written or listed: several documents in one
-//! file, or a `kind: List` of items (`kubectl get -o yaml`).
+//! `circuit_breakers` and `outlier_detection`); Istio's `VirtualService`
+//! and `DestinationRule`; the Gateway API's routes with the retry policies
+//! attached to them (GEP-3388's and Envoy Gateway's); Linkerd's
+//! `ServiceProfile` and retry and timeout annotations; resilience4j's
+//! Spring Boot configuration; .NET's resilience options
+//! (`appsettings.json`). Kubernetes files come as they are written or
+//! listed: several documents in one file, a `kind: List` of items
+//! (`kubectl get -o yaml`), or a folder of files read together.
 
 mod dotnet;
 mod envoy;
