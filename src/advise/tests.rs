@@ -147,3 +147,71 @@ fn domination_is_paretos() {
     assert_eq!(two.get(Metric::P99), 4.0);
     assert!(!two.dominates(&a) && !a.dominates(&two));
 }
+
+/// A scenario of the repository, loaded.
+fn scenario(name: &str) -> Scenario {
+    crate::scenario::load(std::path::Path::new(&format!("scenarios/{name}.toml"))).unwrap()
+}
+
+/// Scaling stretches each outage from its start, and one that would reach
+/// the next outage of its tier stops where that one starts.
+#[test]
+fn scaled_outages_stretch_and_stop_at_the_next() {
+    let mut w = scenario("outage").world;
+    let mut second = w.outages[0].clone();
+    second.start = SimTime(w.outages[0].start.0 + 10_000_000_000);
+    second.end = SimTime(second.start.0 + 2_000_000_000);
+    w.outages.truncate(1);
+    w.outages.push(second);
+    let (s0, s1) = (w.outages[0].start, w.outages[1].start);
+    let x3 = scaled(&w, 3.0);
+    assert_eq!(x3.outages[0].end, SimTime(s0.0 + 6_000_000_000));
+    assert_eq!(x3.outages[1].end, SimTime(s1.0 + 6_000_000_000));
+    let x10 = scaled(&w, 10.0);
+    assert_eq!(x10.outages[0].end, s1, "cut at the next outage's start");
+    assert_eq!(x10.outages[1].end, SimTime(s1.0 + 20_000_000_000));
+}
+
+/// The front is the settings no other dominates; the pick is the front's
+/// feasible one lowest on the objective's metric; the ranking puts the
+/// front first, the feasible before the others in a layer.
+#[test]
+fn the_front_the_pick_and_the_ranking() {
+    let o = Objective::parse("failed; peak_load_ratio <= 1.5").unwrap();
+    let c = candidate(Vec::new());
+    let alive = vec![
+        (c.clone(), scores([10.0, 0.0, 2.0, 1.0])),
+        (c.clone(), scores([20.0, 0.0, 1.0, 1.0])),
+        (c.clone(), scores([30.0, 0.0, 3.0, 1.0])),
+        (c, scores([5.0, 0.0, 4.0, 1.0])),
+    ];
+    let (front, pick) = judge(&alive, &o);
+    assert_eq!(front, vec![0, 1, 3]);
+    assert_eq!(pick, Some(1), "the only feasible member of the front");
+    assert_eq!(ranked(&alive, &o), vec![1, 3, 0, 2]);
+    let none = Objective::parse("failed; peak_load_ratio <= 0.5").unwrap();
+    assert_eq!(judge(&alive, &none).1, None);
+}
+
+/// What advise refuses, and why: a world where nothing fails, a first
+/// strategy that hedges, or hedges its calls to a service (named).
+#[test]
+fn refusals_name_their_reason() {
+    assert_eq!(refusal(&scenario("outage")), None);
+    let mut calm = scenario("outage");
+    calm.world.outages.clear();
+    assert!(refusal(&calm).unwrap().contains("no [[outage]]"));
+    let hedge = scenario("hedging")
+        .strategies
+        .iter()
+        .find(|s| s.name == "hedging")
+        .and_then(|s| s.hedging)
+        .unwrap();
+    let mut hedged = scenario("outage");
+    hedged.strategies[0].hedging = Some(hedge);
+    assert!(refusal(&hedged).unwrap().contains("hedges: advise"));
+    let mut chain = scenario("call-chain");
+    chain.strategies[0].tiers[1].strategy.hedging = Some(hedge);
+    let why = refusal(&chain).unwrap();
+    assert!(why.contains("hedges its calls to database"), "{why}");
+}
