@@ -202,6 +202,13 @@ pub enum Command {
         #[arg(long, value_name = "CHAIN")]
         graph: Option<String>,
     },
+    /// Judge a repository's retry configurations for continuous
+    /// integration: worst-case attempts per request, budget floors, the
+    /// share of replicas ejection may take, and a seeded trial of outages,
+    /// before and after a change, held to limits. Exit 0 within the
+    /// limits, 1 when one is crossed, 2 for bad input, 3 for any other
+    /// failure.
+    Check(CheckArgs),
     /// Check a scenario file without running it.
     Validate {
         /// The scenario file (TOML).
@@ -215,4 +222,70 @@ pub enum Command {
     },
     /// Print the manual page (roff), e.g. `sim man > sim.1; man ./sim.1`.
     Man,
+}
+
+/// `sim check`'s arguments (a struct of their own: `app::check` reads them
+/// whole).
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The configuration files or folders (as `sim import` reads them).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The base revision to compare with (read with `git show`, offline):
+    /// only strategies the change adds or alters are judged.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Limits and trials from this TOML file (keys as the flags, with _
+    /// for -); flags given win over it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The world of the trials: a scenario file, its own strategies,
+    /// sweep and triggers set aside [default: the main scenario's].
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// A trial, KIND:LENGTH (unavailable or blackhole), given once per
+    /// trial [default: unavailable:2s, unavailable:10s, blackhole:2s,
+    /// blackhole:10s].
+    #[arg(long = "trial", value_name = "KIND:LENGTH")]
+    pub trials: Vec<String>,
+    /// Attempts per request at most, every attempt failing [default: 3].
+    #[arg(long)]
+    pub max_attempts: Option<f64>,
+    /// Whether every trial must end in recovery [default: true].
+    #[arg(long, value_name = "BOOL")]
+    pub must_recover: Option<bool>,
+    /// Share of a trial's requests that may fail (0 to 1).
+    #[arg(long)]
+    pub max_failed_share: Option<f64>,
+    /// Rise of that share over the base revision's (0.05: five points).
+    #[arg(long)]
+    pub max_failed_rise: Option<f64>,
+    /// Peak attempts over the server's capacity, at most.
+    #[arg(long)]
+    pub max_peak_load: Option<f64>,
+    /// Share of replicas outlier detection may eject at once (0 to 1).
+    #[arg(long)]
+    pub max_ejection_share: Option<f64>,
+    /// Retries a second a budget may allow whatever the traffic.
+    #[arg(long)]
+    pub max_budget_floor_per_s: Option<f64>,
+    /// Attempts at the last service of --graph per user request.
+    #[arg(long)]
+    pub max_chain_attempts: Option<f64>,
+    /// A call chain of the services the files configure, such as
+    /// "frontend -> ratings -> db" (or a file holding it): the worst-case
+    /// attempts at each per user request.
+    #[arg(long, value_name = "CHAIN")]
+    pub graph: Option<String>,
+    /// Seed of the trials [default: the world's].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// table (for people), json or sarif (SARIF 2.1.0, for code hosts'
+    /// annotations).
+    #[arg(long, default_value = "table")]
+    pub format: String,
+    /// Write the report to this file as well as the table to standard
+    /// output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

@@ -7,7 +7,8 @@
 //! summaries, the output columns and sweep figures, per-replica and per-tier
 //! figures) -> `model` (the world and the run loop) -> `scenario` (TOML in)
 //! and `bound` (worst cases from settings alone) -> `sweep`, `runner` and
-//! `advise` (many runs) -> `plot`, then `export` (bytes out) -> `serve` (the
+//! `advise` (many runs) -> `plot` and `check` (a verdict on configurations,
+//! from their trials), then `export` (bytes out) -> `serve` (the
 //! playground's web server) -> `app` (the command line, a file per
 //! subcommand); `import` (real retry configurations to scenario text),
 //! `output` (atomic writes) and `cli` (clap's types) stand apart on the
@@ -18,6 +19,7 @@
 pub mod advise;
 pub mod app;
 pub mod bound;
+pub mod check;
 pub mod cli;
 pub mod engine;
 pub mod export;

@@ -1,14 +1,24 @@
 //! `sim`: parse the command line, run, print the error chain, exit 2 for bad
-//! input and 1 for any other failure.
+//! input and 1 for any other failure; `sim check` exits 1 for its verdict
+//! (limits crossed) and 3 for any other failure, so that CI can tell a
+//! verdict from a crash.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use retry_storm::{app, app::InputError, cli::Cli, scenario::ScenarioError};
+use retry_storm::app::{self, InputError, check::LimitsCrossed};
+use retry_storm::cli::{Cli, Command};
+use retry_storm::scenario::ScenarioError;
 
 fn main() -> ExitCode {
-    match app::main(Cli::parse()) {
+    let cli = Cli::parse();
+    let checking = matches!(cli.command, Command::Check { .. });
+    match app::main(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<LimitsCrossed>().is_some() => {
+            eprintln!("{e}");
+            ExitCode::from(1)
+        }
         Err(e)
             if e.downcast_ref::<ScenarioError>().is_some()
                 || e.downcast_ref::<InputError>().is_some() =>
@@ -18,7 +28,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("{}: {e:#}", error_label());
-            ExitCode::from(1)
+            ExitCode::from(if checking { 3 } else { 1 })
         }
     }
 }

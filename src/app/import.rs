@@ -98,7 +98,7 @@ pub(super) fn import(o: &ImportOptions) -> Result<()> {
 /// The services of a call chain `a -> b -> c`, given as that text or as a
 /// file holding it (`#` starts a comment): the first is the one the users
 /// call (the scenario's `[server]`), each next one called by the one before.
-fn graph_names(g: &str) -> Result<Vec<String>> {
+pub(super) fn graph_names(g: &str) -> Result<Vec<String>> {
     let (text, source) = if Path::new(g).is_file() {
         let text = std::fs::read_to_string(g)
             .map_err(|e| InputError(format!("{g}: cannot read it: {e}")))?;

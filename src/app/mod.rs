@@ -21,6 +21,7 @@ macro_rules! say {
 
 mod advise;
 mod bound;
+pub mod check;
 mod delays;
 mod import;
 mod merge;
@@ -135,6 +136,7 @@ pub fn main(cli: Cli) -> Result<()> {
             chain,
             graph,
         }),
+        Command::Check(args) => check::check(&args),
         Command::Serve { port } => crate::serve::serve(port),
         Command::Delays {
             what,

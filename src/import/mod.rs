@@ -356,34 +356,52 @@ pub fn import(path: &Path) -> Result<Vec<Imported>, ImportError> {
     }
     let mut found = Vec::new();
     configs_in(path, &mut found)?;
-    if found.is_empty() {
+    let files = found
+        .iter()
+        .map(|f| Ok((f.display().to_string(), read(f)?)))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    import_folder(&path.display().to_string(), &files)
+}
+
+/// Imports the files of folder `dir`, given as their names and texts in
+/// path order (read from the disk, or from a revision of a repository),
+/// as [`import`] imports a folder.
+pub fn import_folder(dir: &str, files: &[(String, String)]) -> Result<Vec<Imported>, ImportError> {
+    if files.is_empty() {
         return Err(ImportError(format!(
-            "{}: the folder holds no .yaml, .yml or .json file",
-            path.display()
+            "{dir}: the folder holds no .yaml, .yml or .json file"
         )));
     }
     let mut names = Vec::new();
     let mut kubernetes = Vec::new();
     let mut out = Vec::new();
-    for f in &found {
-        let name = f.display().to_string();
-        let docs = documents(&name, &read(f)?)?;
+    for (name, text) in files {
+        let docs = documents(name, text)?;
         let is_kubernetes = docs
             .iter()
             .all(|d| d.get("apiVersion").is_some() && d.get("kind").is_some());
         if is_kubernetes {
             kubernetes.extend(docs.into_iter().map(|d| d.in_file(names.len())));
-            names.push(name);
+            names.push(name.clone());
         } else {
-            out.push(import_docs(&[name], &docs)?);
+            out.push(import_docs(std::slice::from_ref(name), &docs)?);
         }
     }
     if !kubernetes.is_empty() {
         let mut imported = import_docs(&names, &kubernetes)?;
-        imported.file = format!("{} ({})", path.display(), names.join(", "));
+        imported.file = format!("{dir} ({})", names.join(", "));
         out.insert(0, imported);
     }
     Ok(out)
+}
+
+/// Whether a file named `name` is one a folder's import reads: a `.yaml`,
+/// `.yml` or `.json` file.
+pub fn is_config_name(name: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
 }
 
 /// The text of `path`.
@@ -406,11 +424,7 @@ fn configs_in(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Impor
             .is_some_and(|n| n.starts_with('.'));
         if p.is_dir() && !hidden {
             configs_in(&p, out)?;
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
-        {
+        } else if is_config_name(&p.display().to_string()) {
             out.push(p);
         }
     }
@@ -467,6 +481,20 @@ fn import_docs(names: &[String], docs: &[Node]) -> Result<Imported, ImportError>
     })
 }
 
+/// Whether strategy `s` of import `i` is service `name`'s policy: named
+/// after it (`ratings`), or after it and a route (`ratings-default`,
+/// `ratings.prod.svc`), or the only strategy of a file named after it.
+pub fn is_service(i: &Imported, s: &Strategy, name: &str) -> bool {
+    let stem = Path::new(&i.file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s == name);
+    s.name == name
+        || s.name.starts_with(&format!("{name}-"))
+        || s.name.starts_with(&format!("{name}."))
+        || (i.strategies.len() == 1 && stem)
+}
+
 /// One import per service of a call chain `names`, each holding the one
 /// strategy of all `imports` that is that service's: named after it
 /// (`ratings`), or after it and a route (`ratings-default`,
@@ -474,21 +502,10 @@ fn import_docs(names: &[String], docs: &[Node]) -> Result<Imported, ImportError>
 pub fn pick_tiers(imports: &[Imported], names: &[String]) -> Result<Vec<Imported>, ImportError> {
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        let stem = |f: &str| {
-            Path::new(f)
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .is_some_and(|s| s == name)
-        };
         let found: Vec<(&Imported, &Strategy)> = imports
             .iter()
             .flat_map(|i| i.strategies.iter().map(move |s| (i, s)))
-            .filter(|(i, s)| {
-                s.name == *name
-                    || s.name.starts_with(&format!("{name}-"))
-                    || s.name.starts_with(&format!("{name}."))
-                    || (i.strategies.len() == 1 && stem(&i.file))
-            })
+            .filter(|(i, s)| is_service(i, s, name))
             .collect();
         match found.as_slice() {
             [(i, s)] => out.push(Imported {

@@ -8,6 +8,7 @@ mod aws;
 mod bound;
 mod chain;
 mod chain_fleets;
+mod check;
 mod cli;
 mod common;
 mod conformance;
