@@ -775,4 +775,30 @@ mod tests {
         let e = crate::import::import_text("t", "retry_on: 5xx\ncolour: red\n").unwrap_err();
         assert!(e.0.contains("not a configuration sim can import"), "{e:?}");
     }
+
+    /// proto3 JSON's lowerCamelCase names (as go-control-plane writes a
+    /// configuration) read as the proto field names Envoy also accepts, a
+    /// bare policy and a cluster's budget alike; keys that are not field
+    /// names (an extension's) are left as they are.
+    #[test]
+    fn lower_camel_case_names_are_envoys_field_names() {
+        let snake = "route:\n  cluster: x\n  timeout: 3s\n  retry_policy:\n    retry_on: \"5xx,reset\"\n    \
+                     num_retries: 2\n    per_try_timeout: 0.5s\n    retry_back_off:\n      base_interval: 0.1s\n";
+        let camel = "route:\n  cluster: x\n  timeout: 3s\n  retryPolicy:\n    retryOn: \"5xx,reset\"\n    \
+                     numRetries: 2\n    perTryTimeout: 0.5s\n    retryBackOff:\n      baseInterval: 0.1s\n";
+        assert_eq!(keys(camel), keys(snake));
+        assert_eq!(
+            keys("retryOn: 5xx\nnumRetries: 4\n"),
+            keys("retry_on: 5xx\nnum_retries: 4\n")
+        );
+        let cluster = "name: c\ncircuitBreakers:\n  thresholds:\n  - retryBudget:\n      \
+                       budgetPercent:\n        value: 10\n      minRetryConcurrency: 1\n";
+        let k = keys(cluster);
+        assert!(value(&k, "budget").contains("min_concurrency = 1"), "{k:?}");
+        let tree = &crate::import::tree::parse("envoy.ext.FooBar: {innerKey: 1}\n").unwrap()[0];
+        let names = tree.proto_names();
+        let (outer, inner) = &names.entries()[0];
+        assert_eq!(outer, "envoy.ext.FooBar");
+        assert_eq!(inner.entries()[0].0, "inner_key");
+    }
 }

@@ -145,7 +145,11 @@ impl Ctx<'_> {
     pub fn not_modelled(&mut self, node: &Node, field: &str, why: &str) {
         let mut line = self.from(node, field);
         let _ = write!(line, ": {why}");
-        self.not_modelled.push(line);
+        // A field of a shared config (resilience4j's `configs.default`) is
+        // read once per instance that uses it: listed once.
+        if !self.not_modelled.contains(&line) {
+            self.not_modelled.push(line);
+        }
     }
 
     /// A scalar's text, or an error naming what was expected.
@@ -275,6 +279,12 @@ fn unlisted(docs: Vec<Node>) -> Vec<Node> {
 }
 
 /// The format of `docs` (not empty), told by content, and its strategies.
+/// `docs` with their keys in protobuf's field names (Envoy's files may
+/// spell them in proto3 JSON's lowerCamelCase).
+fn proto_names(docs: &[Node]) -> Vec<Node> {
+    docs.iter().map(Node::proto_names).collect()
+}
+
 fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strategy>), ImportError> {
     let is_istio = docs.iter().any(|d| {
         d.get("apiVersion")
@@ -318,7 +328,9 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
             ".NET resilience options (Microsoft.Extensions.Http.Resilience)",
             dotnet::read(ctx, doc)?,
         )
-    } else if docs.iter().any(envoy::has_envoy_fields) {
+    } else if let Some(docs) =
+        Some(proto_names(docs)).filter(|d| d.iter().any(envoy::has_envoy_fields))
+    {
         let dump = docs[0]
             .get("configs")
             .is_some_and(|c| c.items().iter().any(|i| i.get("@type").is_some()));
@@ -328,10 +340,10 @@ fn read_format(ctx: &mut Ctx, docs: &[Node]) -> Result<(&'static str, Vec<Strate
             } else {
                 "Envoy configuration"
             },
-            envoy::read(ctx, docs)?,
+            envoy::read(ctx, &docs)?,
         )
     } else if let Some(route) = (docs.len() == 1)
-        .then(|| envoy::bare_retry_policy(&docs[0]))
+        .then(|| envoy::bare_retry_policy(&docs[0].proto_names()))
         .flatten()
     {
         ("Envoy retry policy", envoy::read(ctx, &[route])?)

@@ -44,6 +44,47 @@ impl Node {
         self
     }
 
+    /// The node with its keys in protobuf's field names: a key written in
+    /// proto3 JSON's lowerCamelCase (`retryPolicy`, `numRetries`) made
+    /// snake_case (`retry_policy`, `num_retries`), as protobuf's JSON
+    /// parsers accept either spelling (Envoy reads both; go-control-plane
+    /// writes the first). Only keys that are identifiers are changed: map
+    /// keys such as extension names (`envoy.extensions...`) stay as they are.
+    #[must_use]
+    pub fn proto_names(&self) -> Node {
+        fn snake(key: &str) -> Option<String> {
+            let identifier = key.starts_with(|c: char| c.is_ascii_lowercase())
+                && key.chars().all(|c| c.is_ascii_alphanumeric());
+            if !identifier || !key.chars().any(|c| c.is_ascii_uppercase()) {
+                return None;
+            }
+            let mut out = String::with_capacity(key.len() + 4);
+            for c in key.chars() {
+                if c.is_ascii_uppercase() {
+                    out.push('_');
+                    out.push(c.to_ascii_lowercase());
+                } else {
+                    out.push(c);
+                }
+            }
+            Some(out)
+        }
+        let value = match &self.value {
+            Value::Scalar(s) => Value::Scalar(s.clone()),
+            Value::List(l) => Value::List(l.iter().map(Node::proto_names).collect()),
+            Value::Map(m) => Value::Map(
+                m.iter()
+                    .map(|(k, v)| (snake(k).unwrap_or_else(|| k.clone()), v.proto_names()))
+                    .collect(),
+            ),
+        };
+        Node {
+            line: self.line,
+            file: self.file,
+            value,
+        }
+    }
+
     /// The value at `key` of a map.
     pub fn get(&self, key: &str) -> Option<&Node> {
         match &self.value {
