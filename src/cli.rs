@@ -243,9 +243,9 @@ pub struct CheckArgs {
     /// sweep and triggers set aside [default: the main scenario's].
     #[arg(long)]
     pub scenario: Option<PathBuf>,
-    /// A trial, KIND:LENGTH (unavailable or blackhole), given once per
-    /// trial [default: unavailable:2s, unavailable:10s, blackhole:2s,
-    /// blackhole:10s].
+    /// A trial, KIND:LENGTH (unavailable or blackhole, or errors:P for each
+    /// attempt failing with probability P), given once per trial [default:
+    /// unavailable:2s, unavailable:10s, blackhole:2s, blackhole:10s].
     #[arg(long = "trial", value_name = "KIND:LENGTH")]
     pub trials: Vec<String>,
     /// Attempts per request at most, every attempt failing [default: 3].

@@ -132,7 +132,8 @@ pub fn table(r: &CheckReport) -> String {
 fn row(f: &Figure) -> [String; 5] {
     let what = match f.id.strip_prefix("trial.") {
         Some(rest) => {
-            let trial = rest.split('.').next().unwrap_or(rest);
+            // `trial.ID.FIGURE`, where an ID may hold a dot (`errors-0.5-60s`).
+            let trial = rest.rsplit_once('.').map_or(rest, |(t, _)| t);
             format!("{trial}: {}", f.what)
         }
         None => f.what.clone(),

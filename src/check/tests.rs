@@ -101,12 +101,19 @@ fn trials_parse_and_refuse() {
     let t = Trial::parse("blackhole:500ms").unwrap();
     assert_eq!(t.kind, TrialKind::Blackhole);
     assert_eq!(t.id(), "blackhole-500ms");
+    let t = Trial::parse("errors:0.5:60s").unwrap();
+    assert_eq!(t.kind, TrialKind::Errors { p: 0.5 });
+    assert_eq!(t.id(), "errors-0.5-60s");
     for bad in [
         "blackhole",
         "crash:2s",
         "unavailable:0s",
         "unavailable:2",
         "unavailable:2h",
+        "errors:60s",
+        "errors:0:60s",
+        "errors:1.5:60s",
+        "blackhole:0.5:2s",
     ] {
         assert!(Trial::parse(bad).is_err(), "{bad}");
     }

@@ -20,17 +20,23 @@ const START_S: u64 = 20;
 const AFTER_S: u64 = 70;
 
 /// What a trial's outage does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TrialKind {
     /// Every request answered 503 at once: a failure every retry policy
     /// sees at once.
     Unavailable,
     /// No request answered: a failure a client sees only at its timeout.
     Blackhole,
+    /// Each attempt answered 503 with probability `p`, independently: the
+    /// transient failures retries are meant for.
+    Errors {
+        /// The probability, in (0, 1].
+        p: f64,
+    },
 }
 
 /// One trial: an outage of the whole service, of a kind and a length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Trial {
     /// What it does.
     pub kind: TrialKind,
@@ -56,16 +62,20 @@ impl Trial {
     }
 
     /// `kind:length`, as flags and the configuration file give it:
-    /// `unavailable:2s`, `blackhole:500ms`.
+    /// `unavailable:2s`, `blackhole:500ms`, `errors:0.5:60s`.
     pub fn parse(text: &str) -> Result<Trial, String> {
-        let valid = "give KIND:LENGTH, KIND unavailable (503 at once) or blackhole (no answer), LENGTH above 0 with its unit and at most 1h, e.g. \"unavailable:2s\"";
+        let valid = "give KIND:LENGTH, KIND unavailable (503 at once), blackhole (no answer) or errors:P (each attempt 503 with probability P, above 0 and at most 1), LENGTH above 0 with its unit and at most 1h, e.g. \"unavailable:2s\" or \"errors:0.5:60s\"";
         let (kind, length) = text
-            .split_once(':')
+            .rsplit_once(':')
             .ok_or_else(|| format!("\"{text}\": {valid}"))?;
-        let kind = match kind.trim() {
-            "unavailable" => TrialKind::Unavailable,
-            "blackhole" => TrialKind::Blackhole,
-            other => return Err(format!("\"{text}\": no trial kind \"{other}\": {valid}")),
+        let kind = match kind.trim().split_once(':') {
+            None if kind.trim() == "unavailable" => TrialKind::Unavailable,
+            None if kind.trim() == "blackhole" => TrialKind::Blackhole,
+            Some(("errors", p)) => match p.trim().parse::<f64>() {
+                Ok(p) if p > 0.0 && p <= 1.0 => TrialKind::Errors { p },
+                _ => return Err(format!("\"{text}\": the probability \"{p}\": {valid}")),
+            },
+            _ => return Err(format!("\"{text}\": no trial kind \"{kind}\": {valid}")),
         };
         let length = scenario::duration::parse_duration(length.trim())
             .ok()
@@ -74,11 +84,12 @@ impl Trial {
         Ok(Trial { kind, length })
     }
 
-    /// A short identifier: `unavailable-2s`.
+    /// A short identifier: `unavailable-2s`, `errors-0.5-60s`.
     pub fn id(&self) -> String {
         let kind = match self.kind {
-            TrialKind::Unavailable => "unavailable",
-            TrialKind::Blackhole => "blackhole",
+            TrialKind::Unavailable => "unavailable".to_owned(),
+            TrialKind::Blackhole => "blackhole".to_owned(),
+            TrialKind::Errors { p } => format!("errors-{p}"),
         };
         format!("{kind}-{}", toml_duration(self.length.0).trim_matches('"'))
     }
@@ -86,8 +97,11 @@ impl Trial {
     /// In words: "503 at once for 2 s".
     pub fn words(&self) -> String {
         let kind = match self.kind {
-            TrialKind::Unavailable => "every request answered 503 at once",
-            TrialKind::Blackhole => "no request answered",
+            TrialKind::Unavailable => "every request answered 503 at once".to_owned(),
+            TrialKind::Blackhole => "no request answered".to_owned(),
+            TrialKind::Errors { p } => {
+                format!("each attempt answered 503 with probability {p}, independently,")
+            }
         };
         format!(
             "{kind} for {}",
@@ -163,12 +177,13 @@ impl World {
         let mut text = doc.to_string();
         if let Some(t) = trial {
             let kind = match t.kind {
-                TrialKind::Unavailable => "503",
-                TrialKind::Blackhole => "blackhole",
+                TrialKind::Unavailable => "kind = \"503\"".to_owned(),
+                TrialKind::Blackhole => "kind = \"blackhole\"".to_owned(),
+                TrialKind::Errors { p } => format!("kind = \"errors\"\np = {p:?}"),
             };
             let start = SimDuration::from_secs(START_S).0;
             text.push_str(&format!(
-                "\n[[outage]]\nkind = \"{kind}\"\nstart = {}\nend = {}\n",
+                "\n[[outage]]\n{kind}\nstart = {}\nend = {}\n",
                 toml_duration(start),
                 toml_duration(start + length)
             ));

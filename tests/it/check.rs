@@ -335,3 +335,42 @@ spec:
             .all(|f| !f["id"].as_str().unwrap().starts_with("trial."))
     );
 }
+
+/// linkerd2#4427: at 50% failure a Finagle budget of ratio r lets through
+/// r retries a request (plus its floor, min_per_s a second), each of which
+/// succeeds with probability 1 - p, so the share of requests failing in the
+/// window is p - (1 - p) (r + min_per_s / rate): 0.395 with Linkerd's 20%,
+/// 0.245 with 50% (1000 requests a second, a floor of 10 a second). The
+/// trial's 60 s of errors are 60 of its 150 s, and nothing fails outside
+/// them. Tolerance: 0.01, five standard deviations of a share of 60 000.
+#[test]
+fn a_budget_recovers_at_most_its_ratio_of_the_failures() {
+    let a = sim()
+        .args([
+            "check",
+            "examples/import/linkerd-budgets.yaml",
+            "--format",
+            "json",
+        ])
+        .args(["--trial", "errors:0.5:60s", "--max-attempts", "2000"])
+        .assert()
+        .code(0);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    let strategies = json["strategies"].as_array().unwrap();
+    for (s, expected) in strategies.iter().zip([0.395, 0.245]) {
+        let failed = s["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "trial.errors-0.5-60s.failed_share")
+            .unwrap()["after"]
+            .as_f64()
+            .unwrap();
+        let in_window = failed * 150.0 / 60.0;
+        assert!(
+            (in_window - expected).abs() < 0.01,
+            "{}: {in_window:.4} of the window's requests failed, expected {expected}",
+            s["name"]
+        );
+    }
+}
