@@ -617,11 +617,14 @@ pub fn why_the_pick(a: &Advice, objective: &Objective) -> Option<String> {
         .copied()
         .filter(|&i| i != pick && objective.feasible(&a.finalists[i].1))
         .min_by(|&x, &y| key_cmp(x, y));
-    let shown = |v: f64| {
-        if v.fract() == 0.0 || v.abs() >= 100.0 {
-            format!("{v:.1}")
+    // Two values compared are shown alike: one decimal when both are whole
+    // or large, three otherwise ("1.500 against 3.000", not "against 3.0").
+    let shown = |a: f64, b: f64| {
+        let whole = |v: f64| v.fract() == 0.0 || v.abs() >= 100.0;
+        if whole(a) && whole(b) {
+            (format!("{a:.1}"), format!("{b:.1}"))
         } else {
-            format!("{v:.3}")
+            (format!("{a:.3}"), format!("{b:.3}"))
         }
     };
     let within = if objective.limits.is_empty() {
@@ -636,31 +639,40 @@ pub fn why_the_pick(a: &Advice, objective: &Objective) -> Option<String> {
         ));
     };
     let first = objective.minimize;
-    let decided = order
+    let Some(decided) = order
         .iter()
         .copied()
         .find(|&m| score(pick, m) != score(next, m))
-        .unwrap_or(first);
-    Some(if decided == first {
-        format!(
-            "Why #{}: of the settings {within} it has the fewest {} ({} on average, against {} \
-             for #{}, the next).",
-            label(pick),
-            first.name(),
-            shown(score(pick, first)),
-            shown(score(next, first)),
-            label(next)
-        )
-    } else {
-        format!(
-            "Why #{}: it ties with #{} on {} ({}) and has the lower {} ({} against {}).",
+    else {
+        // The same means on every metric: the ranking's last key, the
+        // order the settings were drawn in, decides.
+        return Some(format!(
+            "Why #{}: it ties with #{} on every metric ({} {}); of settings that tie, the one \
+             drawn first is shown first.",
             label(pick),
             label(next),
             first.name(),
-            shown(score(pick, first)),
+            shown(score(pick, first), score(pick, first)).0,
+        ));
+    };
+    let (at_first, next_first) = shown(score(pick, first), score(next, first));
+    Some(if decided == first {
+        format!(
+            "Why #{}: of the settings {within} it has the fewest {} ({at_first} on average, \
+             against {next_first} for #{}, the next).",
+            label(pick),
+            first.name(),
+            label(next)
+        )
+    } else {
+        let (at, against) = shown(score(pick, decided), score(next, decided));
+        format!(
+            "Why #{}: it ties with #{} on {} ({at_first}) and has the lower {} ({at} against \
+             {against}).",
+            label(pick),
+            label(next),
+            first.name(),
             decided.name(),
-            shown(score(pick, decided)),
-            shown(score(next, decided))
         )
     })
 }

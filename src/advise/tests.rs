@@ -215,3 +215,115 @@ fn refusals_name_their_reason() {
     let why = refusal(&chain).unwrap();
     assert!(why.contains("hedges its calls to database"), "{why}");
 }
+
+/// A run's summary with only the four figures the search scores.
+fn summary(
+    failed: u64,
+    lost: Option<u64>,
+    peak: Option<f64>,
+    p99: Option<f64>,
+) -> crate::metrics::Summary {
+    crate::metrics::Summary {
+        logical_requests: 1000,
+        succeeded: 1000 - failed,
+        failed,
+        in_flight_at_end: 0,
+        attempts: 0,
+        retries: 0,
+        amplification: 1.0,
+        peak_attempts_per_s: 0.0,
+        peak_load_ratio: peak,
+        recovery_time_s: None,
+        twin_overloaded: false,
+        successes_lost: lost,
+        extra_attempts: None,
+        peak_backlog: 0.0,
+        latency_p50_s: None,
+        latency_p99_s: p99,
+        latency_mean_s: None,
+        wasted_work_fraction: 0.0,
+        baseline_goodput_per_s: None,
+        totals: crate::metrics::Totals::default(),
+    }
+}
+
+/// Scores are the means over the worlds added, each metric from its own
+/// figure; a figure a run lacks counts as nothing lost, no peak, and a p99
+/// as bad as can be (a run with no success).
+#[test]
+fn scores_are_means_of_the_worlds_figures() {
+    let mut s = Scores::default();
+    s.add(&summary(10, Some(4), Some(1.5), Some(0.2)));
+    s.add(&summary(30, Some(8), Some(2.5), Some(0.4)));
+    assert_eq!(s.get(Metric::Failed), 20.0);
+    assert_eq!(s.get(Metric::SuccessesLost), 6.0);
+    assert_eq!(s.get(Metric::PeakLoad), 2.0);
+    assert!((s.get(Metric::P99) - 0.3).abs() < 1e-12);
+    let mut none = Scores::default();
+    none.add(&summary(0, None, None, None));
+    assert_eq!(none.get(Metric::SuccessesLost), 0.0);
+    assert_eq!(none.get(Metric::PeakLoad), 0.0);
+    assert!(none.get(Metric::P99) > 1e300);
+}
+
+/// Why the pick: the only one within the limits; fewer of the objective's
+/// metric than the next setting of the front (named by its number there);
+/// or a tie on it broken by the next metric in column order.
+#[test]
+fn the_pick_is_explained_against_the_next() {
+    let o = Objective::parse("failed").unwrap();
+    let c = candidate(Vec::new());
+    let advice = |finalists: Vec<Scores>, front: Vec<usize>, pick: usize| Advice {
+        finalists: finalists.into_iter().map(|s| (c.clone(), s)).collect(),
+        front,
+        pick: Some(pick),
+        drawn: 0,
+        runs: 0,
+    };
+    let alone = advice(vec![scores([10.0, 0.0, 1.0, 1.0])], vec![0], 0);
+    assert_eq!(
+        why_the_pick(&alone, &o).unwrap(),
+        "Why #1: it is the only setting on the front."
+    );
+    let limited = Objective::parse("failed; peak_load_ratio <= 1.5").unwrap();
+    assert!(
+        why_the_pick(&alone, &limited)
+            .unwrap()
+            .contains("within the limits")
+    );
+    let fewer = advice(
+        vec![
+            scores([30.0, 0.0, 1.0, 1.0]),
+            scores([10.0, 0.0, 2.0, 1.0]),
+            scores([20.0, 0.0, 0.5, 1.0]),
+        ],
+        vec![0, 1, 2],
+        1,
+    );
+    assert_eq!(
+        why_the_pick(&fewer, &o).unwrap(),
+        "Why #2: of the settings on the front it has the fewest failed (10.0 on average, \
+         against 20.0 for #3, the next)."
+    );
+    let tie = advice(
+        vec![scores([10.0, 3.0, 2.0, 1.0]), scores([10.0, 1.5, 2.0, 1.0])],
+        vec![0, 1],
+        1,
+    );
+    assert_eq!(
+        why_the_pick(&tie, &o).unwrap(),
+        "Why #2: it ties with #1 on failed (10.0) and has the lower successes_lost \
+         (1.500 against 3.000)."
+    );
+    let same = advice(vec![scores([10.0, 3.0, 2.0, 1.0]); 2], vec![0, 1], 0);
+    assert_eq!(
+        why_the_pick(&same, &o).unwrap(),
+        "Why #1: it ties with #2 on every metric (failed 10.0); of settings that tie, the one \
+         drawn first is shown first."
+    );
+    let none = Advice {
+        pick: None,
+        ..advice(vec![scores([1.0; 4])], vec![0], 0)
+    };
+    assert_eq!(why_the_pick(&none, &o), None);
+}
