@@ -220,6 +220,11 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
             ctx.at(c)
         ),
     );
+    for field in ["circuit_breakers", "outlier_detection"] {
+        if let Some(n) = c.get(field) {
+            ctx.not_modelled(n, &format!("{path}.{field}"), super::PER_PROXY);
+        }
+    }
     if let Some(cb) = c.get("circuit_breakers") {
         let f = format!("{path}.circuit_breakers.thresholds");
         for (i, t) in cb

@@ -232,7 +232,7 @@ fn circuit_breaker(ctx: &mut Ctx, cb: &Node, at: &str) -> Result<Entry, ImportEr
             );
         }
     }
-    let per_proxy = "counted by each Envoy; shared by all clients in the simulator";
+    let per_proxy = super::PER_PROXY;
     if let Some(rb) = cb.get("retryBudget") {
         let pf = f("retryBudget.percent");
         let p = rb

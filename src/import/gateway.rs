@@ -138,11 +138,7 @@ fn x_budget(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Budget, ImportError> 
     let (min_per_s, rate_from) = min_rate(ctx, rc, &at)?;
     from.extend(rate_from);
     if let Some(r) = rc {
-        ctx.not_modelled(
-            r,
-            &format!("{at}.retryConstraint"),
-            "counted by each client's proxy; shared by all clients in the simulator",
-        );
+        ctx.not_modelled(r, &format!("{at}.retryConstraint"), super::PER_PROXY);
     }
     for (k, v) in spec.entries() {
         if !matches!(k.as_str(), "targetRefs" | "retryConstraint") {

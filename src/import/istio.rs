@@ -101,6 +101,23 @@ fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
     if let Some(rb) = tp.and_then(|t| t.get("retryBudget")) {
         budget = retry_budget(ctx, rb, &at("trafficPolicy.retryBudget"))?;
     }
+    for (node, field) in [
+        (tp.and_then(|t| t.get("retryBudget")), "retryBudget"),
+        (
+            tp.and_then(|t| t.get("connectionPool"))
+                .and_then(|c| c.get("http"))
+                .and_then(|h| h.get("maxRetries")),
+            "connectionPool.http.maxRetries",
+        ),
+        (
+            tp.and_then(|t| t.get("outlierDetection")),
+            "outlierDetection",
+        ),
+    ] {
+        if let Some(n) = node {
+            ctx.not_modelled(n, &at(&format!("trafficPolicy.{field}")), super::PER_PROXY);
+        }
+    }
     if let Some(cp) = tp.and_then(|t| t.get("connectionPool")) {
         for (k, v) in cp.entries() {
             for (k2, v2) in v.entries() {

@@ -489,11 +489,7 @@ fn budget(ctx: &mut Ctx, b: Option<&Node>, at: &str) -> Result<Entry, ImportErro
             "from 1s to 60s, as Linkerd's budget takes it",
         ));
     }
-    ctx.not_modelled(
-        b,
-        &format!("{at}.retryBudget"),
-        "counted by each client's proxy; shared by all clients in the simulator",
-    );
+    ctx.not_modelled(b, &format!("{at}.retryBudget"), super::PER_PROXY);
     Ok(entry(
         "budget",
         format!(

@@ -47,7 +47,10 @@ fn header(imports: &[Imported]) -> String {
         if i.not_modelled.is_empty() {
             let _ = writeln!(out, "# Every field it holds is modelled.");
         } else {
-            let _ = writeln!(out, "# Read but not modelled, so left out:");
+            let _ = writeln!(
+                out,
+                "# Read but not modelled as written (left out, unless the line says how it is read):"
+            );
             for n in &i.not_modelled {
                 let _ = writeln!(out, "#   {}", comment(n));
             }
