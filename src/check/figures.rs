@@ -63,20 +63,24 @@ fn settings_figure(runs: &Runs, k: usize, read: impl Fn(&Strategy) -> Value) -> 
 }
 
 /// The share of replicas that outlier detection may eject at once, from
-/// the imported `outlier` server key (Envoy's `max_ejection_percent`,
-/// 10% when the key is absent); `Absent` without outlier detection.
+/// the imported `outlier` server key (Envoy's `max_ejection_percent`; when
+/// the key is absent, the simulator's default, which is Envoy's 10%);
+/// `Absent` without outlier detection.
 fn ejection_share(f: Option<&Found<'_>>) -> Value {
     let Some(e) = f.and_then(|f| f.strategy.server.iter().find(|e| e.key == "outlier")) else {
         return Value::Absent;
     };
     let table: Option<toml_edit::Value> = e.value.parse().ok();
-    let percent = table
+    let share = table
         .as_ref()
         .and_then(toml_edit::Value::as_inline_table)
         .and_then(|t| t.get("max_ejection_percent"))
         .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-        .unwrap_or(10.0);
-    Value::Number(percent / 100.0)
+        .map_or(
+            crate::model::fleet::OutlierConfig::default().max_ejection_share,
+            |p| p / 100.0,
+        );
+    Value::Number(share)
 }
 
 /// The figures of pair `k`.
