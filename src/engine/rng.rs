@@ -386,7 +386,12 @@ mod tests {
             let nf = n as f64;
             let mean = |v: &[f64]| v.iter().sum::<f64>() / nf;
             let (mx, my) = (mean(&x), mean(&y));
-            let cov = x.iter().zip(&y).map(|(u, v)| (u - mx) * (v - my)).sum::<f64>() / nf;
+            let cov = x
+                .iter()
+                .zip(&y)
+                .map(|(u, v)| (u - mx) * (v - my))
+                .sum::<f64>()
+                / nf;
             let corr = cov * 12.0;
             assert!(corr.abs() < 4.0 / nf.sqrt(), "{p:?} against {q:?}: {corr}");
         }

@@ -3,12 +3,16 @@
 //! measure runs this way, so their figures are the same figures.
 
 use std::collections::HashMap;
+
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::SimDuration;
 use crate::metrics::{MetricsConfig, Series, Summary, summarize};
-use crate::model::{Abort, RunResult, WorldConfig, run, run_with_twin, run_with_twin_then};
+use crate::model::{
+    Abort, RunResult, WorldConfig, run, run_sharing_start, run_with_twin, run_with_twin_then,
+};
 use crate::retry::{Backoff, BreakerConfig, Outcome, RetryPolicy, Strategy};
 
 /// A run, its twin's buckets and its summary.
@@ -138,6 +142,125 @@ fn calm_part(strategy: &Strategy) -> Strategy {
     calm
 }
 
+/// What of `strategy` its run acts on before any of its attempts has
+/// failed or been refused: all but the settings read only to decide on a
+/// retry (the backoff, the retry count, Retry-After and what a 429's
+/// backoff starts from). Unlike the calm part it keeps the budget and the
+/// breaker, whose state every request and answer changes, and the retried
+/// outcomes (a breaker counts an answer as a failure by them). Two
+/// strategies with the same start part in one world are the same run until
+/// a strategy decides something ([`run_sharing_start`]).
+fn start_part(strategy: &Strategy) -> Strategy {
+    let policy = &strategy.policy;
+    Strategy {
+        name: String::new(),
+        backoff: Backoff::default(),
+        policy: RetryPolicy {
+            timeout: policy.timeout,
+            deadline: policy.deadline,
+            retry_on: policy.retry_on,
+            ..RetryPolicy::default()
+        },
+        ..strategy.clone()
+    }
+}
+
+/// [`run_measured_with`] for several strategies, each in its world (a
+/// scenario's), in parallel, results in their order, with the same
+/// figures. Strategies with the same start part ([`start_part`]) in equal
+/// worlds whose first trigger comes before any failure share the run up to
+/// that trigger, simulated once, and the twin forked there
+/// ([`run_sharing_start`]); the others are measured one by one, their
+/// twins kept in `twins`.
+pub fn run_measured_all(
+    runs: &[(&WorldConfig, &Strategy)],
+    seed: u64,
+    metrics: &MetricsConfig,
+    twins: &Twins,
+) -> Vec<Measured> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    for (i, (world, strategy)) in runs.iter().enumerate() {
+        // A bad request fails before any trigger: its start is not shared.
+        let shares = !world.trigger_windows().is_empty()
+            && world.chain.is_none()
+            && world.bad_fraction == 0.0;
+        let key = shares.then(|| {
+            let start = start_part(strategy);
+            format!("{world:?}\n{start:?}\n{seed}\n{:?}", metrics.bucket)
+        });
+        match key {
+            Some(key) => {
+                let g = *by_key.entry(key).or_insert_with(|| {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                });
+                groups[g].push(i);
+            }
+            None => groups.push(vec![i]),
+        }
+    }
+    let one = |i: usize| {
+        (
+            i,
+            run_measured_with(runs[i].0, runs[i].1, seed, metrics, Some(twins)),
+        )
+    };
+    let mut done: Vec<(usize, Measured)> = groups
+        .par_iter()
+        .flat_map(|g| {
+            if g.len() < 2 {
+                return g.iter().map(|&i| one(i)).collect::<Vec<_>>();
+            }
+            let world = runs[g[0]].0;
+            let strategies: Vec<&Strategy> = g.iter().map(|&i| runs[i].1).collect();
+            let (exact, calm) = twins.places(world, strategies[0], seed, metrics.bucket);
+            let twin = |simulate: &mut dyn FnMut() -> RunResult| {
+                twins.take_or_make(&exact, &calm, simulate)
+            };
+            match run_sharing_start(world, &strategies, seed, metrics.bucket, twin) {
+                Some((results, twin)) => {
+                    shared_measured(world, &strategies, seed, metrics, g, results, twin)
+                }
+                None => g.par_iter().map(|&i| one(i)).collect(),
+            }
+        })
+        .collect();
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, m)| m).collect()
+}
+
+/// The runs of a group that shared its start, measured against the twin
+/// forked there (the first strategy's): every strategy's when it is calm,
+/// else the others' own, simulated.
+fn shared_measured(
+    world: &WorldConfig,
+    strategies: &[&Strategy],
+    seed: u64,
+    metrics: &MetricsConfig,
+    group: &[usize],
+    results: Vec<RunResult>,
+    twin: Twin,
+) -> Vec<(usize, Measured)> {
+    let calm = world.without_triggers();
+    group
+        .iter()
+        .zip(results)
+        .zip(strategies)
+        .enumerate()
+        .map(|(j, ((&i, r), strategy))| {
+            let own = if j == 0 || twin.calm {
+                twin.clone()
+            } else {
+                Twin::from(run(&calm, strategy, seed, metrics.bucket))
+            };
+            // A run that had to stop is reported as such; its twin would not help.
+            let own = r.aborted.is_none().then_some(own);
+            (i, measured(world, metrics, r, own))
+        })
+        .collect()
+}
+
 /// The twins runs have simulated, kept for other runs that need the same
 /// twin: a twin is a function of the world without its triggers, the
 /// strategy, the seed and the bucket width, so the figures are the same
@@ -219,6 +342,33 @@ impl Twins {
         (exact, Arc::clone(kept.entry(calm).or_default()))
     }
 
+    /// The twin of a run that `simulate` can make (forked from the run):
+    /// one kept already, else a calm one another run is making (waited
+    /// for), else the one `simulate` makes; kept by the whole strategy, and
+    /// by the calm part if it is calm and the first made.
+    fn take_or_make(
+        &self,
+        exact: &OnceLock<Twin>,
+        calm: &OnceLock<Option<Twin>>,
+        simulate: &mut dyn FnMut() -> RunResult,
+    ) -> Twin {
+        let mut simulate = || {
+            self.simulated.fetch_add(1, Ordering::Relaxed);
+            Twin::from(simulate())
+        };
+        let twin = found(exact, calm).unwrap_or_else(|| {
+            let mut made = None;
+            let shared = calm.get_or_init(|| {
+                let twin = simulate();
+                made = Some(twin.clone());
+                twin.calm.then_some(twin)
+            });
+            made.or_else(|| shared.clone()).unwrap_or_else(simulate)
+        });
+        let _ = exact.set(twin.clone());
+        twin
+    }
+
     /// A run has been measured: the last lets the twins go.
     fn run_done(&self) {
         if self.runs_left.fetch_sub(1, Ordering::Relaxed) == 1 {
@@ -273,21 +423,7 @@ pub fn run_measured_with(
                 // The twin forked from the run, simulated only if no other
                 // run has kept it by the time this one ends.
                 None => run_with_twin_then(world, strategy, seed, bucket, |simulate| {
-                    let mut simulate = || {
-                        kept.simulated.fetch_add(1, Ordering::Relaxed);
-                        Twin::from(simulate())
-                    };
-                    let twin = found(&exact, &calm).unwrap_or_else(|| {
-                        let mut made = None;
-                        let shared = calm.get_or_init(|| {
-                            let twin = simulate();
-                            made = Some(twin.clone());
-                            twin.calm.then_some(twin)
-                        });
-                        made.or_else(|| shared.clone()).unwrap_or_else(simulate)
-                    });
-                    let _ = exact.set(twin.clone());
-                    twin
+                    kept.take_or_make(&exact, &calm, simulate)
                 }),
             };
             kept.run_done();
@@ -299,6 +435,17 @@ pub fn run_measured_with(
             (r, twin.map(Twin::from))
         }
     };
+    measured(world, metrics, r, twin)
+}
+
+/// A run and its twin, summarised.
+fn measured(
+    world: &WorldConfig,
+    metrics: &MetricsConfig,
+    r: RunResult,
+    twin: Option<Twin>,
+) -> Measured {
+    let triggers = world.trigger_windows();
     let mut summary = summarize(
         metrics,
         &r.buckets,
@@ -356,6 +503,41 @@ mod tests {
         // Another seed is another twin.
         run_measured_with(&world, &strategy, 4, &s.metrics, Some(&twins));
         assert_eq!(twins.len(), 2);
+    }
+
+    /// Measured together, strategies that share their start (the main
+    /// scenario's four without a budget) and one that does not (its budget)
+    /// give the figures and the twin each gives measured alone. (Not the
+    /// twin's count of events: a calm twin shared with the budget's run was
+    /// made by a run that handles answers where they are sent, with fewer
+    /// events; no output reports it.)
+    #[test]
+    fn runs_measured_together_are_runs_measured_alone() {
+        let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml"))
+            .expect("the shipped scenario is valid");
+        let mut world = s.world_for(0).into_owned();
+        world.duration = SimDuration::from_secs(40);
+        let runs: Vec<_> = s.strategies.iter().map(|x| (&world, x)).collect();
+        let together = run_measured_all(&runs, s.seed, &s.metrics, &Twins::default());
+        assert_eq!(together.len(), s.strategies.len());
+        for (m, strategy) in together.iter().zip(&s.strategies) {
+            let alone = run_measured(&world, strategy, s.seed, &s.metrics);
+            assert_eq!(m.summary, alone.summary, "{}", strategy.name);
+            assert_eq!(m.twin, alone.twin, "{}", strategy.name);
+        }
+    }
+
+    /// The start part drops only what is read to decide on a retry.
+    #[test]
+    fn the_start_part_keeps_budgets_breakers_and_timeouts() {
+        let s = crate::scenario::load(std::path::Path::new("scenarios/outage.toml"))
+            .expect("the shipped scenario is valid");
+        let (none, jitter, budget) = (&s.strategies[0], &s.strategies[2], &s.strategies[4]);
+        assert_eq!(start_part(none), start_part(jitter));
+        assert_ne!(start_part(jitter), start_part(budget));
+        let mut slower = jitter.clone();
+        slower.policy.timeout = Some(SimDuration::from_secs(2));
+        assert_ne!(start_part(jitter), start_part(&slower));
     }
 
     /// Settings read only after a failure are not in the calm part; those

@@ -19,9 +19,9 @@ pub use config::{
     WorldConfig,
 };
 pub use dist::Dist;
-pub use measure::{Measured, Twins, run_measured, run_measured_with};
+pub use measure::{Measured, Twins, run_measured, run_measured_all, run_measured_with};
 pub use observer::{NoObserver, Observer};
 pub use sim::{
-    Abort, MAX_PENDING, RunResult, SIMULATED_NS, run, run_observed, run_with_twin,
-    run_with_twin_then,
+    Abort, MAX_PENDING, RunResult, SIMULATED_NS, run, run_observed, run_sharing_start,
+    run_with_twin, run_with_twin_then,
 };

@@ -6,8 +6,6 @@
 
 use std::borrow::Cow;
 
-use rayon::prelude::*;
-
 use super::{memory, run_bytes, world_events};
 use crate::metrics::{Report, StrategyReport};
 use crate::model::{self, WorldConfig};
@@ -108,14 +106,23 @@ impl<'s> Plan<'s> {
         let s = self.scenario;
         let capacity = s.world.capacity_per_s();
         let outages: Vec<_> = s.world.outages.iter().map(|o| (o.start, o.end)).collect();
-        // Strategies whose twins are the same share one (see `model::Twins`).
+        // Strategies whose twins are the same share one (see `model::Twins`),
+        // and those whose runs are the same until the trigger share that
+        // part (`model::run_measured_all`).
         let twins = model::Twins::default();
+        let pairs: Vec<_> = self
+            .worlds
+            .iter()
+            .map(|w| &**w)
+            .zip(&s.strategies)
+            .collect();
+        let measured = model::run_measured_all(&pairs, s.seed, &s.metrics, &twins);
         let runs = s
             .strategies
-            .par_iter()
+            .iter()
             .zip(&self.worlds)
-            .map(|(strategy, world)| {
-                let m = model::run_measured_with(world, strategy, s.seed, &s.metrics, Some(&twins));
+            .zip(measured)
+            .map(|((strategy, world), m)| {
                 let names = world
                     .chain
                     .as_ref()

@@ -14,6 +14,7 @@ mod clients;
 mod fleet;
 mod guard;
 mod hedge;
+mod prefix;
 mod server;
 
 use crate::metrics::tiers::TierRun;
@@ -22,6 +23,7 @@ use clients::Users;
 pub(super) use fleet::Fleet;
 use guard::CHECK_EVERY;
 pub use guard::{Abort, MAX_PENDING};
+pub use prefix::run_sharing_start;
 
 use rand_distr::{Distribution, Exp};
 
@@ -377,9 +379,23 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     where
         'a: 'b,
     {
+        self.fork_to(world, self.strategy, obs)
+    }
+
+    /// [`Sim::fork`] to go on under `strategy`, which must build the same
+    /// guards, hedging and chain as this run's (see [`prefix`]).
+    fn fork_to<'b>(
+        &self,
+        world: &'b WorldConfig,
+        strategy: &'b Strategy,
+        obs: &'b mut O,
+    ) -> Sim<'b, O, WHEEL>
+    where
+        'a: 'b,
+    {
         Sim {
             world,
-            strategy: self.strategy,
+            strategy,
             queue: self.queue.clone(),
             draws: self.draws,
             slots: self.slots.clone(),
