@@ -1,12 +1,12 @@
 //! Runs that share their start. Strategies that differ only in what they
-//! do once an attempt has failed (their backoff, retry count, retried
-//! outcomes, Retry-After) are the same run, event for event, until an
-//! attempt fails; in a world whose first trigger comes before any failure,
+//! read once an attempt has failed (their backoff, retry count and use of
+//! Retry-After) are the same run, event for event, until an attempt fails; in a world whose first trigger comes before any failure,
 //! that is the whole run up to the trigger. The part before the trigger is
 //! then simulated once and each strategy's run, and the twin, go on from a
 //! copy of it: the figures are those of running each from the start (the
-//! tests compare every shipped scenario's output byte for byte), for the
-//! cost of one start instead of one a strategy.
+//! tests below compare them, and every shipped scenario's output stayed
+//! byte for byte the same), for the cost of one start instead of one a
+//! strategy.
 
 use rayon::prelude::*;
 
@@ -69,6 +69,10 @@ fn shared<const WHEEL: bool, T: Send>(
     if start.run_until(bucket, fork_at, &mut state).is_some() || !undecided(&start.rec.totals) {
         return None;
     }
+    // The progress display counts the start once for every run and the
+    // twin that go on from it, as if each had simulated it.
+    let again = fork_at.0.saturating_mul(strategies.len() as u64);
+    super::SIMULATED_NS.fetch_add(again, std::sync::atomic::Ordering::Relaxed);
     let calm = world.without_triggers();
     let start = &start;
     let go_on = |world: &WorldConfig, strategy: &Strategy, twin: bool| {
