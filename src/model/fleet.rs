@@ -162,7 +162,11 @@ impl OutlierConfig {
     }
 
     /// An answer from a replica in state `s`: counts it, and says whether it
-    /// makes the replica an outlier now (consecutive 5xx reached).
+    /// makes the replica an outlier now (consecutive 5xx reached). The count
+    /// starts again from zero then, whether or not the maximum share lets
+    /// the ejection through, as Envoy resets it once it has tried to eject
+    /// (`onConsecutiveErrorWorker` in `outlier_detection_impl.cc`): a
+    /// replica refused for want of room needs a new run of errors.
     pub fn observe(&self, s: &mut OutlierState, failed: bool) -> bool {
         if s.ejected_at.is_some() {
             return false;
@@ -174,8 +178,13 @@ impl OutlierConfig {
         } else {
             s.consecutive = 0;
         }
-        self.consecutive_5xx
-            .is_some_and(|k| failed && s.consecutive >= k)
+        let outlier = self
+            .consecutive_5xx
+            .is_some_and(|k| failed && s.consecutive >= k);
+        if outlier {
+            s.consecutive = 0;
+        }
+        outlier
     }
 
     /// Ejects the replica at `now`: the multiplier grows while its ejection
@@ -382,6 +391,26 @@ mod tests {
 
     fn t(s: u64) -> SimTime {
         SimTime::ZERO + SimDuration::from_secs(s)
+    }
+
+    /// The fifth 5xx in a row makes an outlier, and the count starts again:
+    /// refused an ejection (the caller does not eject), the replica is an
+    /// outlier again only at the tenth, not at the sixth.
+    #[test]
+    fn a_run_of_errors_is_counted_once() {
+        let c = OutlierConfig::default();
+        let mut s = OutlierState::default();
+        let verdicts: Vec<bool> = (0..10).map(|_| c.observe(&mut s, true)).collect();
+        let at: Vec<usize> = (0..10).filter(|&i| verdicts[i]).map(|i| i + 1).collect();
+        assert_eq!(at, [5, 10]);
+        // A success in between starts the count again too.
+        let mut s = OutlierState::default();
+        let run = [true, true, true, true, false, true, true, true, true, true];
+        let at: Vec<usize> = (0..10)
+            .filter(|&i| c.observe(&mut s, run[i]))
+            .map(|i| i + 1)
+            .collect();
+        assert_eq!(at, [10]);
     }
 
     #[test]
