@@ -358,7 +358,11 @@ impl AutoscaleConfig {
 
     /// The replicas to run after stabilisation and the default scaling
     /// limits: `history` holds the recommendations of this and earlier syncs
-    /// (time, count), newest last.
+    /// (time, count), newest last. A window holds the recommendations made
+    /// after its start, not at it: Kubernetes keeps those whose time is
+    /// after `now - window` (`stabilizeRecommendationWithBehaviors` in the
+    /// HPA controller), so one exactly a window old is dropped; this sync's
+    /// own counts always.
     pub fn decide(&self, history: &[(SimTime, u32)], now: SimTime, current: u32) -> u32 {
         let Some(&(_, desired)) = history.last() else {
             return current;
@@ -366,7 +370,7 @@ impl AutoscaleConfig {
         let within = |w: SimDuration| {
             history
                 .iter()
-                .filter(move |(t, _)| now - *t <= w)
+                .filter(move |(t, _)| *t == now || now - *t < w)
                 .map(|&(_, n)| n)
         };
         let mut next = desired;
@@ -580,6 +584,12 @@ mod tests {
         assert_eq!(c.decide(&h, t(15), 10), 10);
         let h = vec![(t(0), 10), (t(301), 3)];
         assert_eq!(c.decide(&h, t(301), 10), 3);
+        // One exactly 300 s old is out of the window, as in Kubernetes; one
+        // a sync younger is in.
+        let h = vec![(t(0), 10), (t(300), 3)];
+        assert_eq!(c.decide(&h, t(300), 10), 3);
+        let h = vec![(t(15), 10), (t(300), 3)];
+        assert_eq!(c.decide(&h, t(300), 10), 10);
         // Up: at most double or four more, whichever is more.
         assert_eq!(c.decide(&[(t(0), 19)], t(0), 3), 7);
         assert_eq!(c.decide(&[(t(0), 19)], t(0), 6), 12);
