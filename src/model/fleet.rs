@@ -155,10 +155,19 @@ impl OutlierConfig {
     }
 
     /// Whether one more ejection is allowed with `ejected` of `total`
-    /// replicas out: while the share after it stays within the maximum, and
-    /// always when none is out (Envoy ejects at least one).
+    /// replicas out: while the share already out is below the maximum, as
+    /// Envoy checks it before it ejects (`ejectHost` in
+    /// `outlier_detection_impl.cc`: `ejected_percent <
+    /// max_ejection_percent`), so the last one allowed may take the share
+    /// past it (50% of five replicas lets three go); and always when none is
+    /// out (recent Envoy ejects at least one).
     pub fn may_eject(&self, ejected: usize, total: usize) -> bool {
-        ejected == 0 || (ejected + 1) as f64 <= self.max_ejection_share * total as f64 + 1e-9
+        let out = if total == 0 {
+            0.0
+        } else {
+            ejected as f64 / total as f64
+        };
+        ejected == 0 || out < self.max_ejection_share - 1e-9
     }
 
     /// An answer from a replica in state `s`: counts it, and says whether it
@@ -507,6 +516,15 @@ mod tests {
             ..c
         };
         assert!(all.may_eject(9, 10));
+        // Envoy compares the share already out: at 50%, 40% of five is
+        // below it, so a third replica may go, taking it to 60%.
+        let half = OutlierConfig {
+            max_ejection_share: 0.5,
+            ..c
+        };
+        assert!(half.may_eject(2, 5));
+        assert!(!half.may_eject(3, 5));
+        assert!(!half.may_eject(5, 10));
     }
 
     #[test]
