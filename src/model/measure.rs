@@ -3,10 +3,10 @@
 //! measure runs this way, so their figures are the same figures.
 
 use std::collections::HashMap;
-
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+
+use rayon::prelude::*;
 
 use crate::engine::SimDuration;
 use crate::metrics::{MetricsConfig, Series, Summary, summarize};
