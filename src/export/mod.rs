@@ -5,6 +5,7 @@
 //! byte-identical for a seed and diff cleanly between versions.
 
 pub mod html;
+pub mod proxies_csv;
 pub mod replicas_csv;
 pub mod summary_csv;
 pub mod sweep_csv;
@@ -44,6 +45,7 @@ pub fn csv_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(timeseries_csv::TimeseriesCsv),
         Box::new(replicas_csv::ReplicasCsv),
         Box::new(tiers_csv::TiersCsv),
+        Box::new(proxies_csv::ProxiesCsv),
     ]
 }
 

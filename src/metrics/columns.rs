@@ -485,6 +485,52 @@ pub const REPLICAS: [Column; 9] = [
     ),
 ];
 
+/// `proxies.csv`, in order: one row per (strategy, proxy), for runs whose
+/// users are behind several proxies.
+pub const PROXIES: [Column; 11] = [
+    col("strategy", "strategy", AsIs, "which run"),
+    col("proxy", "proxy", AsIs, "which proxy, from 0"),
+    col(
+        "logical_requests",
+        "requests",
+        AsIs,
+        "logical requests its users started",
+    ),
+    col("succeeded", "ok", AsIs, "of those, answered well"),
+    col("failed", "failed", AsIs, "of those, failed for good"),
+    col(
+        "in_flight_at_end",
+        "in flight",
+        AsIs,
+        "of those, still under way when the run ended",
+    ),
+    col(
+        "attempts",
+        "attempts",
+        AsIs,
+        "attempts it sent, first ones and retries",
+    ),
+    col("retries", "retries", AsIs, "of those, retries (and hedges)"),
+    col(
+        "amplification",
+        "amplification",
+        Decimals(3),
+        "attempts per logical request",
+    ),
+    col(
+        "retries_denied_by_budget",
+        "budget denied",
+        AsIs,
+        "requests that failed because its retry budget refused a retry",
+    ),
+    col(
+        "rejected_locally",
+        "rejected locally",
+        AsIs,
+        "requests that failed because its breaker or throttle refused an attempt",
+    ),
+];
+
 /// `tiers.csv`, in order: a call chain's tiers, one row per (strategy, tier).
 pub const TIERS: [Column; 15] = [
     col("strategy", "strategy", AsIs, "which run"),

@@ -7,6 +7,7 @@
 pub mod columns;
 pub mod figures;
 pub mod histogram;
+pub mod proxies;
 pub mod recorder;
 pub mod recovery;
 pub mod replicas;

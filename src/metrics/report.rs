@@ -25,6 +25,9 @@ pub struct StrategyReport {
     /// In a call chain, each tier's name and figures, tier 0 (the server)
     /// first; `None` without a chain.
     pub tiers: Option<Vec<(String, super::tiers::TierRun)>>,
+    /// Each proxy's counts, when the users are behind several; `None`
+    /// otherwise.
+    pub proxies: Option<Vec<super::proxies::ProxyTotals>>,
 }
 
 /// A scenario's results, strategies in file order.

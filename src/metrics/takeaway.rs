@@ -496,6 +496,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &(name, rec, failed, lost, crashes))| StrategyReport {
                     tiers: None,
+                    proxies: None,
                     name: name.into(),
                     summary: Summary {
                         // Enough requests for every row's failures (a

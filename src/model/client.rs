@@ -48,6 +48,8 @@ pub struct Request {
     pub id: u64,
     /// `attempt` when it began: its attempts are `first + 1` on.
     pub first: u32,
+    /// The proxy its attempts go through.
+    pub proxy: u16,
 }
 
 impl Request {
@@ -159,6 +161,7 @@ impl Default for Request {
             replica: 0,
             id: 0,
             first: 0,
+            proxy: 0,
         }
     }
 }
@@ -248,6 +251,14 @@ impl Slots {
     /// Requests in progress, counted from the slots themselves (not the counter).
     pub fn count_in_progress(&self) -> u64 {
         self.slots.iter().filter(|r| r.phase != Phase::Idle).count() as u64
+    }
+
+    /// The proxy of each request in progress.
+    pub fn in_progress_proxies(&self) -> impl Iterator<Item = u16> + '_ {
+        self.slots
+            .iter()
+            .filter(|r| r.phase != Phase::Idle)
+            .map(|r| r.proxy)
     }
 }
 

@@ -323,6 +323,45 @@ pub struct WorldConfig {
     pub outages: Vec<Outage>,
     /// The services below the server and who calls whom, if any.
     pub chain: Option<Box<crate::model::chain::ChainConfig>>,
+    /// How the users are split behind proxies (one, shared by all, unless
+    /// the scenario says otherwise).
+    pub proxies: Proxies,
+}
+
+/// The users split into groups, each behind a proxy of its own (a sidecar,
+/// a gRPC channel): each proxy keeps its own retry budget, breaker and
+/// throttle (unless a strategy shares them) and, with `own_view`, its own
+/// balancer and outlier detection in front of a fleet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proxies {
+    /// How many: closed-loop and one-shot client `c` is behind proxy
+    /// `c % count`, open-loop request `n` (and a spike's) behind `n % count`.
+    pub count: u16,
+    /// Each proxy balances and ejects by the answers it saw itself (as each
+    /// Envoy sidecar does); otherwise one view is shared by all.
+    pub own_view: bool,
+}
+
+impl Default for Proxies {
+    fn default() -> Self {
+        Proxies {
+            count: 1,
+            own_view: true,
+        }
+    }
+}
+
+impl Proxies {
+    /// Whether there is more than one.
+    pub fn many(&self) -> bool {
+        self.count > 1
+    }
+
+    /// The proxy of client or request number `n`.
+    #[inline(always)]
+    pub fn of(&self, n: u64) -> u16 {
+        (n % u64::from(self.count.max(1))) as u16
+    }
 }
 
 impl WorldConfig {

@@ -12,8 +12,9 @@ pub trait Observer {
     const SILENT: bool = false;
     /// Slot `slot` started a logical request at `now`.
     fn request_started(&mut self, _now: SimTime, _slot: u32) {}
-    /// The circuit breaker opened (`true`) or stopped being open (`false`).
-    fn breaker_open(&mut self, _now: SimTime, _open: bool) {}
+    /// A circuit breaker opened (`true`) or stopped being open (`false`):
+    /// `breaker` 0 is the one all users share, `p + 1` proxy `p`'s own.
+    fn breaker_open(&mut self, _now: SimTime, _breaker: u32, _open: bool) {}
     /// Slot `slot` sent an attempt (`retry` = 0 for the first) at `now`; its
     /// logical request's deadline is `deadline_at` (`SimTime::NEVER` if none).
     fn attempt_sent(&mut self, _now: SimTime, _slot: u32, _retry: u32, _deadline_at: SimTime) {}

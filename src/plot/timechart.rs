@@ -482,6 +482,7 @@ mod tests {
                 .iter()
                 .map(|&t| StrategyReport {
                     tiers: None,
+                    proxies: None,
                     name: "s".into(),
                     summary: summary(t),
                     buckets: Vec::new(),

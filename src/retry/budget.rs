@@ -345,6 +345,27 @@ mod tests {
         assert_eq!(quota.level(), 10.0);
     }
 
+    /// Envoy's own example of its retry budget (circuit_breaker.proto's
+    /// `retry_budget`): with budget_percent 20% and min_retry_concurrency 3,
+    /// 25 active requests allow 5 retries at once, and 2 allow 3 (the floor).
+    #[test]
+    fn envoys_documented_budget_example() {
+        for (active, allowed) in [(25, 5), (2, 3)] {
+            let mut b = Budget::new(&BudgetConfig::Concurrency(ConcurrencyLimit {
+                count_backoff: true,
+                percent: 0.2,
+                min_concurrency: 3,
+            }));
+            for _ in 0..active {
+                b.on_request(at(0));
+            }
+            let granted = (0..10)
+                .filter(|_| b.try_retry(at(0), Outcome::Status503).is_some())
+                .count();
+            assert_eq!(granted, allowed, "{active} active requests");
+        }
+    }
+
     #[test]
     fn concurrency_limits_retries_in_progress() {
         let mut b = Budget::new(&BudgetConfig::Concurrency(ConcurrencyLimit {

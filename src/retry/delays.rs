@@ -151,6 +151,7 @@ mod tests {
             budget: None,
             breaker: None,
             throttle: None,
+            shared: Default::default(),
             tiers: Vec::new(),
             hedging: None,
         }

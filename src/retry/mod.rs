@@ -18,6 +18,6 @@ pub use budget::{Budget, BudgetConfig, ConcurrencyLimit};
 pub use hedging::HedgingConfig;
 pub use outcome::{Outcome, OutcomeSet};
 pub use policy::{
-    Decision, GiveUp, RetryAfterMode, RetryAfterUse, RetryPolicy, Strategy, TierPolicy,
+    Decision, GiveUp, RetryAfterMode, RetryAfterUse, RetryPolicy, Shared, Strategy, TierPolicy,
 };
 pub use throttle::{Throttle, ThrottleConfig};

@@ -233,17 +233,38 @@ pub struct Strategy {
     pub backoff: Backoff,
     /// Whether to retry at all.
     pub policy: RetryPolicy,
-    /// A retry budget shared by every client of the run, if any.
+    /// A retry budget, if any: each proxy's own, or one for all (`shared`).
     pub budget: Option<BudgetConfig>,
-    /// A circuit breaker shared by every client of the run, if any.
+    /// A circuit breaker, if any: each proxy's own, or one for all.
     pub breaker: Option<BreakerConfig>,
-    /// Client-side adaptive throttling shared by every client, if any.
+    /// Client-side adaptive throttling, if any: each proxy's own, or one
+    /// for all.
     pub throttle: Option<ThrottleConfig>,
+    /// Which of the budget, breaker and throttle every proxy shares (one
+    /// for all the users) instead of keeping its own. With one proxy, as a
+    /// world has unless it says otherwise, it makes no difference.
+    pub shared: Shared,
     /// In a call chain, the policy of the calls to each tier below the
     /// server (tier 1 first); empty without a chain.
     pub tiers: Vec<TierPolicy>,
     /// Hedged requests instead of retries, if any (the users' requests only).
     pub hedging: Option<super::HedgingConfig>,
+}
+
+/// Which guards a strategy's proxies share ([`Strategy::shared`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shared {
+    /// One retry budget for all.
+    pub budget: bool,
+    /// One circuit breaker for all.
+    pub breaker: bool,
+    /// One adaptive throttle for all.
+    pub throttle: bool,
+}
+
+impl Shared {
+    /// The names a scenario lists in `shared`, in order.
+    pub const NAMES: [&'static str; 3] = ["budget", "breaker", "throttle"];
 }
 
 /// What the callers of one tier do: the policy of their calls to it.

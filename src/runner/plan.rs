@@ -133,6 +133,7 @@ impl<'s> Plan<'s> {
                     summary: m.summary,
                     buckets: m.run.buckets.to_vec(),
                     replicas: m.run.replicas,
+                    proxies: m.run.proxies,
                     twin: m.twin.map(|t| t.to_vec()),
                     twin_events: m.twin_events,
                     aborted: m.aborted.map(|a| a.to_string()),

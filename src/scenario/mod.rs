@@ -46,8 +46,8 @@ pub struct Scenario {
 /// The parts of the world one strategy brings its own of.
 #[derive(Clone, Debug, Default)]
 pub struct WorldOverride {
-    /// Its own load and bad fraction.
-    pub load: Option<(Load, f64)>,
+    /// Its own bad fraction, proxies and load.
+    pub load: Option<(f64, crate::model::Proxies, Load)>,
     /// Its own server.
     pub server: Option<ServerModel>,
 }
@@ -58,9 +58,10 @@ impl Scenario {
         match self.overrides.get(i) {
             Some(o) if o.load.is_some() || o.server.is_some() => {
                 let mut w = self.world.clone();
-                if let Some((load, bad_fraction)) = &o.load {
+                if let Some((bad_fraction, proxies, load)) = &o.load {
                     w.load = load.clone();
                     w.bad_fraction = *bad_fraction;
+                    w.proxies = *proxies;
                 }
                 if let Some(server) = &o.server {
                     w.server = server.clone();

@@ -132,6 +132,21 @@ pub struct ClientsFile {
     pub every: Option<DurationValue>,
     /// Fraction of requests that are permanently bad (default 0).
     pub bad_fraction: Option<f64>,
+    /// How many proxies the users are split behind (1: one for all).
+    pub proxies: Option<u32>,
+    /// Whether each proxy balances and ejects by what it saw (`own`, the
+    /// default) or all share one view of the fleet (`shared`).
+    pub proxy_view: Option<ProxyViewFile>,
+}
+
+/// `[clients] proxy_view` names.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxyViewFile {
+    /// Each proxy its own balancer and outlier detection.
+    Own,
+    /// One balancer and outlier detection for all.
+    Shared,
 }
 
 /// `[network]`.
@@ -663,6 +678,9 @@ pub struct RetryFile {
     pub retry_after_slack: Option<DurationOrNone>,
     /// The backoff's base after a 429 instead of `base`, or "none" (`base`).
     pub throttling_base: Option<DurationOrNone>,
+    /// The guards every proxy shares instead of keeping its own: any of
+    /// "budget", "breaker", "throttle".
+    pub shared: Option<Vec<String>>,
     /// A retry budget, e.g. `{ kind = "token-bucket" }`.
     pub budget: Option<BudgetFile>,
     /// Strategies only: a client population of its own, replacing `[clients]`.

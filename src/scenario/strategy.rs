@@ -17,7 +17,7 @@ use crate::engine::SimDuration;
 use crate::retry::hedging::MAX_COPIES;
 use crate::retry::{
     Backoff, BackoffKind, BreakerConfig, BudgetConfig, ConcurrencyLimit, HedgingConfig, Jitter,
-    Outcome, OutcomeSet, RetryAfterMode, RetryPolicy, Strategy, ThrottleConfig,
+    Outcome, OutcomeSet, RetryAfterMode, RetryPolicy, Shared, Strategy, ThrottleConfig,
 };
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -248,10 +248,15 @@ impl Checker<'_> {
             }
             Some((DurationOrNone::None, _)) | None => None,
         };
+        let shared = match l.get("shared", |r| r.shared.clone()) {
+            Some((names, k)) => self.shared(&names, &k)?,
+            None => Shared::default(),
+        };
         Ok(Strategy {
             budget,
             breaker,
             throttle,
+            shared,
             tiers: Vec::new(),
             name,
             backoff: Backoff {
@@ -492,6 +497,31 @@ impl Checker<'_> {
             jitter,
             probes,
         })
+    }
+
+    /// The guards a strategy's proxies share, by name, each at most once.
+    fn shared(&self, names: &[String], key: &KeyPath) -> Checked<Shared> {
+        let mut shared = Shared::default();
+        for (i, n) in names.iter().enumerate() {
+            let flag = match n.as_str() {
+                "budget" => &mut shared.budget,
+                "breaker" => &mut shared.breaker,
+                "throttle" => &mut shared.throttle,
+                _ => {
+                    return self.err(
+                        &key.at(i),
+                        format!(
+                            "unknown guard \"{n}\"; valid: {} (the budget, breaker and \
+                             throttle every proxy shares instead of keeping its own)",
+                            Shared::NAMES.join(", ")
+                        ),
+                    );
+                }
+            };
+            self.ensure(!*flag, &key.at(i), || format!("\"{n}\" is listed twice"))?;
+            *flag = true;
+        }
+        Ok(shared)
     }
 
     fn outcome_set(&self, names: &[String], key: &KeyPath) -> Checked<OutcomeSet> {

@@ -49,6 +49,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 "timeseries" => columns::markdown_meanings(&columns::TIMESERIES),
                 "replicas" => columns::markdown_meanings(&columns::REPLICAS),
                 "tiers" => columns::markdown_meanings(&columns::TIERS),
+                "proxies" => columns::markdown_meanings(&columns::PROXIES),
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", list)

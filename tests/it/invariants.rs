@@ -52,8 +52,11 @@ impl Observer for Books {
         self.active[i] = true;
     }
 
-    fn breaker_open(&mut self, _now: SimTime, open: bool) {
-        self.breaker_open = open;
+    fn breaker_open(&mut self, _now: SimTime, breaker: u32, open: bool) {
+        // The breaker all users share (a proxy's own stops only its users).
+        if breaker == 0 {
+            self.breaker_open = open;
+        }
     }
 
     fn attempt_sent(&mut self, now: SimTime, slot: u32, retry: u32, deadline_at: SimTime) {

@@ -26,6 +26,7 @@ mod layers;
 mod metastable;
 mod overload;
 mod presets;
+mod proxies;
 mod queueing;
 mod recovery;
 mod robustness;

@@ -22,7 +22,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     #[inline(always)]
     pub(super) fn verdict<S: Side>(&mut self, slot: u32) -> Option<bool> {
         let now = self.now;
-        let p = S::parts(self, slot);
+        let mut p = S::parts(self, slot);
         // The coin's address is hashed only when a throttle asks for it.
         let (draws, slots) = (p.draws, &*p.slots);
         let coin = || draws.at(Purpose::Throttle, slots.peek(slot).next_address());
@@ -30,7 +30,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return None;
         }
         // An open time that ends now ends before this attempt is judged.
-        S::breaker_due(self);
+        S::breaker_due(self, slot);
         S::parts(self, slot).guards.breaker_verdict(now)
     }
 
@@ -38,7 +38,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// breaker learn it.
     pub(super) fn observe<S: Side>(&mut self, slot: u32, outcome: Outcome) {
         let now = self.now;
-        let p = S::parts(self, slot);
+        let mut p = S::parts(self, slot);
         if let Some(t) = &mut p.guards.throttle {
             t.on_answer(now, outcome);
         }
@@ -52,7 +52,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             None => None,
         };
         if let Some(until) = opened {
-            S::breaker_opened(self, until);
+            S::breaker_opened(self, slot, until);
         }
     }
 
@@ -99,7 +99,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn send_attempt<S: Side>(&mut self, slot: u32) {
         let now = self.now;
         let Some(probe) = self.verdict::<S>(slot) else {
-            let p = S::parts(self, slot);
+            let mut p = S::parts(self, slot);
             let r = p.slots.get(slot);
             let (first, charged) = (r.retries == 0, r.charged);
             if let Some(b) = &mut p.guards.budget {
@@ -143,7 +143,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.observe::<S>(ev.slot, outcome);
         if outcome == Outcome::Ok {
             S::succeeded(self, ev.slot);
-            let p = S::parts(self, ev.slot);
+            let mut p = S::parts(self, ev.slot);
             let charged = p.slots.get(ev.slot).charged;
             if let Some(b) = &mut p.guards.budget {
                 b.on_success(charged);
@@ -182,7 +182,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// A retry goes out: a budget that counts retries only once sent (as
     /// Envoy's) counts it now.
     fn retry_sent<S: Side>(&mut self, slot: u32) {
-        let p = S::parts(self, slot);
+        let mut p = S::parts(self, slot);
         let r = p.slots.get(slot);
         if r.charged == UNCOUNTED {
             if let Some(b) = &mut p.guards.budget {
@@ -200,12 +200,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         retry_after: Option<SimDuration>,
     ) {
         let now = self.now;
-        let p = S::parts(self, slot);
+        let mut p = S::parts(self, slot);
         let r = p.slots.get(slot);
         let mut rng = p.draws.at(Purpose::Jitter, r.current_address());
         let decision = r.after_failure(
             p.strategy,
-            p.guards.budget.as_mut(),
+            p.guards.budget.as_deref_mut(),
             outcome,
             retry_after,
             now,
@@ -243,7 +243,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// `slot`'s request is over (`failure` None: it succeeded).
     pub(super) fn end<S: Side>(&mut self, slot: u32, failure: Option<GiveUp>) {
-        let p = S::parts(self, slot);
+        let mut p = S::parts(self, slot);
         p.slots.get(slot).phase = Phase::Idle;
         if let Some(b) = &mut p.guards.budget {
             b.on_request_end();

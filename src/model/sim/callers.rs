@@ -8,9 +8,9 @@
 use super::Sim;
 use super::hedge::CopyBook;
 use crate::engine::{Draw, Draws, SimDuration, SimTime, Ticket};
-use crate::model::Observer;
 use crate::model::client::Slots;
 use crate::model::event::Kind;
+use crate::model::{Observer, Proxies};
 use crate::retry::breaker::Verdict;
 use crate::retry::{Breaker, Budget, GiveUp, HedgingConfig, Outcome, Strategy, Throttle};
 use rand::RngExt;
@@ -34,6 +34,54 @@ impl Guards {
         }
     }
 
+    /// The users' guards behind `proxies`: those all share, and each
+    /// proxy's own (none with one proxy, where all are shared).
+    pub(super) fn split(strategy: &Strategy, proxies: Proxies) -> (Guards, Vec<Guards>) {
+        let all = Guards::new(strategy);
+        if !proxies.many() {
+            return (all, Vec::new());
+        }
+        let s = strategy.shared;
+        let (mut shared, mut own) = (Guards::default(), Guards::default());
+        (if s.budget { &mut shared } else { &mut own }).budget = all.budget;
+        (if s.breaker { &mut shared } else { &mut own }).breaker = all.breaker;
+        (if s.throttle { &mut shared } else { &mut own }).throttle = all.throttle;
+        if own.budget.is_none() && own.breaker.is_none() && own.throttle.is_none() {
+            return (shared, Vec::new());
+        }
+        (shared, vec![own; usize::from(proxies.count)])
+    }
+
+    /// All of them, as the attempt path reads them.
+    #[inline(always)]
+    pub(super) fn view(&mut self) -> GuardsMut<'_> {
+        GuardsMut {
+            budget: self.budget.as_mut(),
+            breaker: self.breaker.as_mut(),
+            throttle: self.throttle.as_mut(),
+        }
+    }
+
+    /// Those of `shared` and a proxy's `own`, as the attempt path reads
+    /// them: each guard is in one or the other.
+    #[inline(always)]
+    pub(super) fn view_with<'g>(shared: &'g mut Guards, own: &'g mut Guards) -> GuardsMut<'g> {
+        GuardsMut {
+            budget: shared.budget.as_mut().or(own.budget.as_mut()),
+            breaker: shared.breaker.as_mut().or(own.breaker.as_mut()),
+            throttle: shared.throttle.as_mut().or(own.throttle.as_mut()),
+        }
+    }
+}
+
+/// The guards one caller answers to, wherever each is kept.
+pub(super) struct GuardsMut<'g> {
+    pub(super) budget: Option<&'g mut Budget>,
+    pub(super) breaker: Option<&'g mut Breaker>,
+    pub(super) throttle: Option<&'g mut Throttle>,
+}
+
+impl GuardsMut<'_> {
     /// Whether the throttle lets an attempt go now. As the SRE book has it:
     /// the probability from the counts so far, then this attempt counts as
     /// a request whether it goes or not.
@@ -64,7 +112,7 @@ impl Guards {
 /// hedged ones, and the run's draws.
 pub(super) struct Parts<'s> {
     pub(super) strategy: &'s Strategy,
-    pub(super) guards: &'s mut Guards,
+    pub(super) guards: GuardsMut<'s>,
     pub(super) slots: &'s mut Slots,
     pub(super) book: &'s mut CopyBook,
     pub(super) draws: Draws,
@@ -132,12 +180,18 @@ pub(super) trait Side {
         failure: Option<GiveUp>,
     );
 
-    /// The breaker may have come to the end of its open time: said where
-    /// it is watched (the breaker itself turns half-open when next asked).
-    fn breaker_due<O: Observer, const W: bool>(_sim: &mut Sim<'_, O, W>) {}
+    /// The breaker `slot`'s callers answer to may have come to the end of
+    /// its open time: said where it is watched (the breaker itself turns
+    /// half-open when next asked).
+    fn breaker_due<O: Observer, const W: bool>(_sim: &mut Sim<'_, O, W>, _slot: u32) {}
 
-    /// The breaker opened, until `until`.
-    fn breaker_opened<O: Observer, const W: bool>(_sim: &mut Sim<'_, O, W>, _until: SimTime) {}
+    /// The breaker `slot`'s callers answer to opened, until `until`.
+    fn breaker_opened<O: Observer, const W: bool>(
+        _sim: &mut Sim<'_, O, W>,
+        _slot: u32,
+        _until: SimTime,
+    ) {
+    }
 
     /// One more (+1) or one fewer (-1) request waiting out a backoff.
     fn backing_off<O: Observer, const W: bool>(_sim: &mut Sim<'_, O, W>, _delta: i64) {}

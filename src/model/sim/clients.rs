@@ -1,9 +1,10 @@
 //! The users: their requests start, go to tier 0 and end here; the attempts
 //! between take the one attempt path ([`super::attempts`]) as [`Users`].
 
-use super::callers::{Parts, Side};
+use super::callers::{Guards, Parts, Side};
 use super::{ServerState, Sim};
 use crate::engine::{Purpose, SimTime, Ticket, addr};
+use crate::metrics::proxies::ProxyTotals;
 use crate::metrics::recorder::Gauge;
 use crate::model::event::{BAD_REQUEST, Event, Kind, READ_IN_PLACE};
 use crate::model::{Load, Observer};
@@ -20,10 +21,17 @@ impl Side for Users {
     const HEDGE: Kind = Kind::Hedge;
 
     #[inline(always)]
-    fn parts<'s, O: Observer, const W: bool>(sim: &'s mut Sim<'_, O, W>, _slot: u32) -> Parts<'s> {
+    fn parts<'s, O: Observer, const W: bool>(sim: &'s mut Sim<'_, O, W>, slot: u32) -> Parts<'s> {
+        let guards = match sim.proxy_guards.as_mut_slice() {
+            [] => sim.guards.view(),
+            own => {
+                let p = usize::from(sim.slots.peek(slot).proxy);
+                Guards::view_with(&mut sim.guards, &mut own[p])
+            }
+        };
         Parts {
             strategy: sim.strategy,
-            guards: &mut sim.guards,
+            guards,
             slots: &mut sim.slots,
             book: &mut sim.copies,
             draws: sim.draws,
@@ -58,6 +66,10 @@ impl Side for Users {
     #[inline(always)]
     fn sent<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32, retries: u32) {
         sim.rec.attempt(retries > 0);
+        if let Some(t) = sim.proxy_totals(slot) {
+            t.attempts += 1;
+            t.retries += u64::from(retries > 0);
+        }
         let deadline_at = sim.slots.peek(slot).deadline_at;
         sim.obs.attempt_sent(sim.now, slot, retries, deadline_at);
     }
@@ -76,6 +88,9 @@ impl Side for Users {
     fn succeeded<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32) {
         let latency = sim.now - sim.slots.peek(slot).started;
         sim.rec.success(sim.now, latency);
+        if let Some(t) = sim.proxy_totals(slot) {
+            t.succeeded += 1;
+        }
     }
 
     fn refused_locally<O: Observer, const W: bool>(
@@ -87,8 +102,11 @@ impl Side for Users {
     }
 
     #[inline(always)]
-    fn failed<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, _slot: u32, why: GiveUp) {
+    fn failed<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32, why: GiveUp) {
         sim.rec.failure(why);
+        if let Some(t) = sim.proxy_totals(slot) {
+            t.failure(why);
+        }
     }
 
     #[inline(always)]
@@ -115,14 +133,22 @@ impl Side for Users {
     }
 
     #[inline(always)]
-    fn breaker_due<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>) {
-        sim.on_breaker_timer();
+    fn breaker_due<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32) {
+        let which = sim.breaker_of(slot);
+        sim.on_breaker_timer(which);
     }
 
-    fn breaker_opened<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, until: SimTime) {
-        sim.rec.set(Gauge::BreakerOpen, sim.now, 1);
-        sim.obs.breaker_open(sim.now, true);
-        sim.queue.push(until, Event::new(Kind::BreakerTimer, 0, 0));
+    fn breaker_opened<O: Observer, const W: bool>(
+        sim: &mut Sim<'_, O, W>,
+        slot: u32,
+        until: SimTime,
+    ) {
+        let which = sim.breaker_of(slot);
+        sim.breakers_open += 1;
+        sim.rec.set(Gauge::BreakerOpen, sim.now, sim.breakers_open);
+        sim.obs.breaker_open(sim.now, which, true);
+        sim.queue
+            .push(until, Event::new(Kind::BreakerTimer, which, 0));
     }
 
     #[inline(always)]
@@ -138,9 +164,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.rec.set(Gauge::InFlight, self.now, n);
     }
 
-    /// Starts the logical request at address `id` in `slot`.
+    /// Starts the logical request at address `id` in `slot`, behind the
+    /// proxy of client or request number `n`.
     #[inline]
-    pub(super) fn start_request(&mut self, slot: u32, id: u64) {
+    pub(super) fn start_request(&mut self, slot: u32, id: u64, n: u64) {
         let now = self.now;
         let bad = self.draw_bad(id);
         let deadline_at = self
@@ -148,11 +175,17 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             .policy
             .deadline
             .map_or(SimTime::NEVER, |d| now + d);
-        self.slots.get(slot).begin(id, now, deadline_at, bad);
-        if let Some(b) = &mut self.guards.budget {
+        let proxy = self.world.proxies.of(n);
+        let r = self.slots.get(slot);
+        r.begin(id, now, deadline_at, bad);
+        r.proxy = proxy;
+        if let Some(b) = Users::parts(self, slot).guards.budget {
             b.on_request(now);
         }
         self.rec.request_started();
+        if let Some(t) = self.proxy_totals(slot) {
+            t.requests += 1;
+        }
         self.obs.request_started(now, slot);
         self.set_in_flight(1);
         if self.strategy.hedging.is_some() {
@@ -221,14 +254,41 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         replica
     }
 
-    /// The users' breaker comes to the end of its open time (its timer, or
-    /// an attempt judged then): the gauge and the observer learn it.
-    pub(super) fn on_breaker_timer(&mut self) {
-        if let Some(b) = &mut self.guards.breaker {
-            if b.on_timer(self.now) {
-                self.rec.set(Gauge::BreakerOpen, self.now, 0);
-                self.obs.breaker_open(self.now, false);
-            }
+    /// The counts of `slot`'s proxy, when the users are behind several.
+    #[inline(always)]
+    pub(super) fn proxy_totals(&mut self, slot: u32) -> Option<&mut ProxyTotals> {
+        if self.per_proxy.is_empty() {
+            return None;
+        }
+        let p = usize::from(self.slots.peek(slot).proxy);
+        self.per_proxy.get_mut(p)
+    }
+
+    /// Which of the users' breakers `slot`'s request answers to: 0 the
+    /// one all share, `p + 1` proxy `p`'s own.
+    pub(super) fn breaker_of(&self, slot: u32) -> u32 {
+        match self.proxy_guards.first() {
+            Some(own) if own.breaker.is_some() => u32::from(self.slots.peek(slot).proxy) + 1,
+            _ => 0,
+        }
+    }
+
+    /// A breaker of the users ([`Sim::breaker_of`]) comes to the end of its
+    /// open time (its timer, or an attempt judged then): the gauge of open
+    /// breakers and the observer learn it.
+    pub(super) fn on_breaker_timer(&mut self, which: u32) {
+        let breaker = match which {
+            0 => self.guards.breaker.as_mut(),
+            p => self
+                .proxy_guards
+                .get_mut(p as usize - 1)
+                .and_then(|g| g.breaker.as_mut()),
+        };
+        if breaker.is_some_and(|b| b.on_timer(self.now)) {
+            self.breakers_open -= 1;
+            self.rec
+                .set(Gauge::BreakerOpen, self.now, self.breakers_open);
+            self.obs.breaker_open(self.now, which, false);
         }
     }
 }

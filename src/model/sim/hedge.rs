@@ -140,7 +140,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             }
             return Err(GiveUp::RejectedLocally);
         };
-        let p = S::parts(self, slot);
+        let mut p = S::parts(self, slot);
         let mut charged = 0;
         if let (Some(outcome), Some(b)) = (after, &mut p.guards.budget) {
             match b.try_retry(now, outcome) {
@@ -245,7 +245,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.end::<S>(ev.slot, None);
             return;
         }
-        let p = S::parts(self, ev.slot);
+        let mut p = S::parts(self, ev.slot);
         if let Some(b) = &mut p.guards.budget {
             b.on_failure(outcome, charged);
         }

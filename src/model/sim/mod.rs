@@ -29,6 +29,7 @@ use rand_distr::{Distribution, Exp};
 
 use crate::engine::queue::WHEEL_ABOVE;
 use crate::engine::{Draws, EventQueue, Purpose, SimDuration, SimTime, addr};
+use crate::metrics::proxies::ProxyTotals;
 use crate::metrics::replicas::{ReplicaBucket, ReplicaRecorder};
 use crate::metrics::{Histogram, Recorder, Series, Totals};
 use crate::model::client::Slots;
@@ -67,6 +68,9 @@ pub struct RunResult {
     pub replica_departures: Option<Vec<crate::metrics::replicas::Departures>>,
     /// Each tier's figures in a call chain, tier 0 first; `None` without one.
     pub tiers: Option<Vec<TierRun>>,
+    /// Each proxy's counts, when the users are behind several; `None`
+    /// otherwise.
+    pub proxies: Option<Vec<ProxyTotals>>,
 }
 
 /// Request slots above which the run loop prefetches the next event's
@@ -275,8 +279,15 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) arrivals: Option<Exp<f64>>,
     /// Reused buffer for jobs flushed by an outage.
     pub(super) flushed: Vec<Finished>,
-    /// The strategy's retry budget, breaker and throttle, shared by all users.
+    /// The strategy's retry budget, breaker and throttle that all users
+    /// share (every one, with one proxy).
     pub(super) guards: callers::Guards,
+    /// Each proxy's own, when there are several and not all are shared.
+    pub(super) proxy_guards: Vec<callers::Guards>,
+    /// How many of the users' breakers are open.
+    pub(super) breakers_open: u64,
+    /// Each proxy's counts, when there are several.
+    pub(super) per_proxy: Vec<ProxyTotals>,
     /// Reused buffer for queued jobs dropped because their clients gave up.
     pub(super) dropped: Vec<Job>,
     /// Logical requests waiting out a backoff (the backlog's client side).
@@ -306,6 +317,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Load::Open { rate_per_s } => (0, Exp::new(rate_per_s / 1e9).ok()),
         };
         let server = ServerState::new(&world.server);
+        let (guards, proxy_guards) = callers::Guards::split(strategy, world.proxies);
         Sim {
             world,
             strategy,
@@ -362,7 +374,14 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 _ => None,
             },
             copies: hedge::CopyBook::default(),
-            guards: callers::Guards::new(strategy),
+            guards,
+            proxy_guards,
+            breakers_open: 0,
+            per_proxy: if world.proxies.many() {
+                vec![ProxyTotals::default(); usize::from(world.proxies.count)]
+            } else {
+                Vec::new()
+            },
             in_place: O::SILENT && in_place(world, strategy),
         }
     }
@@ -406,6 +425,9 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             arrivals: self.arrivals,
             flushed: self.flushed.clone(),
             guards: self.guards.clone(),
+            proxy_guards: self.proxy_guards.clone(),
+            breakers_open: self.breakers_open,
+            per_proxy: self.per_proxy.clone(),
             dropped: self.dropped.clone(),
             backing_off: self.backing_off,
             per_replica: self.per_replica.clone(),
@@ -426,8 +448,14 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
     }
 
     /// The run's result, once its loop has ended.
-    fn finish(self, peak_pending: usize, aborted: Option<Abort>) -> RunResult {
+    fn finish(mut self, peak_pending: usize, aborted: Option<Abort>) -> RunResult {
         let in_flight_at_end = self.slots.count_in_progress();
+        let proxies = (!self.per_proxy.is_empty()).then(|| {
+            for p in self.slots.in_progress_proxies() {
+                self.per_proxy[usize::from(p)].in_flight_at_end += 1;
+            }
+            self.per_proxy
+        });
         let (buckets, latency, totals) = self.rec.finish();
         let end = SimTime::ZERO + self.world.duration;
         let (replicas, replica_departures) = match self.per_replica.map(|r| r.finish(end)) {
@@ -468,6 +496,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             }),
             replicas,
             replica_departures,
+            proxies,
             buckets,
             latency,
             totals,
@@ -587,13 +616,13 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::Begin => {
                     // The client's next request: its address is set already.
                     let id = self.slots.peek(ev.slot).id;
-                    self.start_request(ev.slot, id);
+                    self.start_request(ev.slot, id, u64::from(ev.slot));
                 }
                 Kind::Arrival => {
                     let n = count(ev);
                     self.schedule_arrival(n + 1);
                     let slot = self.slots.allocate();
-                    self.start_request(slot, addr::request(addr::OPEN, n));
+                    self.start_request(slot, addr::request(addr::OPEN, n), n);
                 }
                 Kind::Send => self.on_backoff_over::<Users>(ev),
                 Kind::AtServer => self.on_at_server(ev),
@@ -629,7 +658,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 }
             }
             Kind::SpikeArrival => self.on_spike_arrival(ev.aux as usize, count(ev)),
-            Kind::BreakerTimer => self.on_breaker_timer(),
+            Kind::BreakerTimer => self.on_breaker_timer(ev.slot),
             Kind::FleetTimer => self.on_fleet_timer(ev.slot as usize, ev.aux),
             Kind::ReplicaReady => {
                 self.on_replica_ready(ev.slot as usize, usize::from(ev.replica), ev.attempt)
@@ -664,7 +693,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         };
         let slot = self.slots.allocate();
         self.rec.spike_request();
-        self.start_request(slot, addr::request(addr::spike(index as u32), n));
+        self.start_request(slot, addr::request(addr::spike(index as u32), n), n);
         self.schedule_spike_arrival(index, o.end, n + 1);
     }
 

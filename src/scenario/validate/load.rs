@@ -11,6 +11,44 @@ impl Checker<'_> {
         }
     }
 
+    /// The proxies of `[clients]` (or a strategy's own), for `load`: at
+    /// least one, none without clients behind it, a count a request's slot
+    /// can name.
+    pub(in crate::scenario) fn proxies(
+        &self,
+        c: &ClientsFile,
+        load: &Load,
+        key: &KeyPath,
+    ) -> Checked<crate::model::Proxies> {
+        let default = crate::model::Proxies::default();
+        let own_view = c
+            .proxy_view
+            .map_or(default.own_view, |v| v == ProxyViewFile::Own);
+        let Some(n) = c.proxies else {
+            return Ok(crate::model::Proxies {
+                own_view,
+                ..default
+            });
+        };
+        let key = key.join("proxies");
+        let max = u32::from(u16::MAX);
+        self.ensure((1..=max).contains(&n), &key, || {
+            format!("proxies must be from 1 (one proxy for all the clients) to {max}, got {n}")
+        })?;
+        if let Load::Closed { clients, .. } | Load::OneShot { clients } = load {
+            self.ensure(n <= *clients, &key, || {
+                format!(
+                    "proxies ({n}) must be at most the clients ({clients}): client c is behind \
+                     proxy c % proxies, so more proxies than clients leaves a proxy with none"
+                )
+            })?;
+        }
+        Ok(crate::model::Proxies {
+            count: n as u16,
+            own_view,
+        })
+    }
+
     /// The load of `[clients]` (or a strategy's own).
     #[expect(
         clippy::too_many_lines,

@@ -101,9 +101,11 @@ impl<'a> Checker<'a> {
                 )
             })?;
         }
+        let load = self.load(&f.clients, &KeyPath::key("clients"))?;
         let world = WorldConfig {
             duration,
-            load: self.load(&f.clients, &KeyPath::key("clients"))?,
+            proxies: self.proxies(&f.clients, &load, &KeyPath::key("clients"))?,
+            load,
             bad_fraction: self.bad_fraction(&f.clients, &KeyPath::key("clients"))?,
             network: self.dist(&f.network.latency, &KeyPath::key("network").join("latency"))?,
             server: self.server(&f.server, &KeyPath::key("server"))?,
@@ -247,10 +249,14 @@ impl<'a> Checker<'a> {
                 return self.err(&key, "the OCC experiment's clients and server are set in [clients] and [server] only");
             }
             let load = match &st.clients {
-                Some(c) => Some((
-                    self.load(c, &key.join("clients"))?,
-                    self.bad_fraction(c, &key.join("clients"))?,
-                )),
+                Some(c) => {
+                    let load = self.load(c, &key.join("clients"))?;
+                    Some((
+                        self.bad_fraction(c, &key.join("clients"))?,
+                        self.proxies(c, &load, &key.join("clients"))?,
+                        load,
+                    ))
+                }
                 None => None,
             };
             let server = match &st.server {

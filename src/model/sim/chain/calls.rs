@@ -25,7 +25,7 @@ impl Side for ChainCalls {
             .expect("a call is made only to a tier with callers");
         Parts {
             strategy: &callers.strategy,
-            guards: &mut callers.guards,
+            guards: callers.guards.view(),
             slots: &mut c.slots,
             book: &mut c.book,
             draws: sim.draws,

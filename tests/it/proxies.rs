@@ -1,0 +1,162 @@
+//! Users behind several proxies (`[clients] proxies`): each proxy's own
+//! budget, breaker and throttle unless the strategy shares them, its own
+//! counts in `proxies.csv`, and the errors a bad proxy setting gets.
+
+use crate::chain::{csv, run};
+use crate::common::invalid;
+use std::path::Path;
+
+/// A world where every request fails (all are bad, and 400 is retried), at
+/// 200 requests a second for 60 s, behind `proxies` proxies; `strategies`
+/// follow a `[retry]` of up to 3 retries 10 ms apart with a Finagle budget
+/// whose only allowance is its floor: 2 retries a second.
+fn failing(proxies: u32, strategies: &str) -> String {
+    format!(
+        r#"
+name = "failing"
+seed = 3
+duration = "60s"
+[clients]
+model = "open"
+rate = 200.0
+bad_fraction = 1.0
+proxies = {proxies}
+[network]
+latency = {{ dist = "constant", value = "1ms" }}
+[server]
+workers = 1000
+queue = 1000
+service = {{ dist = "constant", value = "1ms" }}
+[metrics]
+baseline = "5s"
+bucket = "1s"
+[retry]
+backoff = "constant"
+base = "10ms"
+retry_on = ["400"]
+max_retries = 3
+budget = {{ kind = "finagle", ttl = "10s", min_per_s = 2, percent = 0.0 }}
+{strategies}
+"#
+    )
+}
+
+/// `column` of `strategy`'s row in `summary.csv`.
+fn summary(out: &Path, strategy: &str, column: &str) -> u64 {
+    let rows = csv(&out.join("summary.csv"));
+    let c = rows[0].iter().position(|h| h == column).unwrap();
+    rows[1..].iter().find(|r| r[0] == strategy).unwrap()[c]
+        .parse()
+        .unwrap()
+}
+
+/// Each of `strategy`'s rows in `proxies.csv`, as its named columns.
+fn proxy_rows(out: &Path, strategy: &str) -> Vec<std::collections::HashMap<String, u64>> {
+    let rows = csv(&out.join("proxies.csv"));
+    rows[1..]
+        .iter()
+        .filter(|r| r[0] == strategy)
+        .map(|r| {
+            rows[0]
+                .iter()
+                .zip(r)
+                .filter_map(|(h, v)| Some((h.clone(), v.parse().ok()?)))
+                .collect()
+        })
+        .collect()
+}
+
+/// A budget's floor is per proxy: under total failure, one proxy with a
+/// floor of 2 retries a second retries 2 x 60 = 120 times in 60 s (its
+/// whole reserve, renewed each second), ten proxies ten times that, and
+/// ten proxies that share one budget as one proxy does. Each proxy's row
+/// adds up and its retries are its own floor's.
+#[test]
+fn budget_floors_add_up_over_proxies_unless_shared() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let one = run(
+        dir.path(),
+        "one",
+        &failing(1, "[[strategy]]\nname = \"a\""),
+        "2",
+    );
+    let ten = run(
+        dir.path(),
+        "ten",
+        &failing(
+            10,
+            "[[strategy]]\nname = \"own\"\n[[strategy]]\nname = \"shared\"\nshared = [\"budget\"]",
+        ),
+        "2",
+    );
+    let floor = 2 * 60;
+    assert_eq!(summary(&one, "a", "retries"), floor);
+    assert!(
+        !one.join("proxies.csv").exists(),
+        "one proxy, no proxies.csv"
+    );
+    assert_eq!(summary(&ten, "own", "retries"), 10 * floor);
+    assert_eq!(summary(&ten, "shared", "retries"), floor);
+    for strategy in ["own", "shared"] {
+        let rows = proxy_rows(&ten, strategy);
+        assert_eq!(rows.len(), 10);
+        let mut retries = 0;
+        for r in &rows {
+            assert_eq!(
+                r["logical_requests"],
+                r["succeeded"] + r["failed"] + r["in_flight_at_end"],
+                "{strategy}: {r:?}"
+            );
+            assert_eq!(r["attempts"], r["logical_requests"] + r["retries"]);
+            if strategy == "own" {
+                assert_eq!(r["retries"], floor, "{r:?}");
+            }
+            retries += r["retries"];
+        }
+        assert_eq!(retries, summary(&ten, strategy, "retries"));
+        let requests: u64 = rows.iter().map(|r| r["logical_requests"]).sum();
+        assert_eq!(requests, summary(&ten, strategy, "logical_requests"));
+    }
+}
+
+/// Bad proxy settings are refused at their key, with what would do.
+#[test]
+fn bad_proxy_settings_name_their_key() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let cases: [(String, &[&str]); 5] = [
+        (
+            failing(0, "[[strategy]]\nname = \"a\""),
+            &["clients.proxies", "from 1"],
+        ),
+        (
+            failing(70_000, "[[strategy]]\nname = \"a\""),
+            &["clients.proxies", "65535"],
+        ),
+        (
+            failing(2, "[[strategy]]\nname = \"a\"\nshared = [\"budgets\"]"),
+            &["strategy[0].shared[0]", "budget, breaker, throttle"],
+        ),
+        (
+            failing(
+                2,
+                "[[strategy]]\nname = \"a\"\nshared = [\"budget\", \"budget\"]",
+            ),
+            &["strategy[0].shared[1]", "twice"],
+        ),
+        (
+            failing(1, "[[strategy]]\nname = \"a\"")
+                .replace(
+                    "model = \"open\"\nrate = 200.0",
+                    "model = \"closed\"\ncount = 5\nthink = { dist = \"constant\", value = \"1s\" }",
+                )
+                .replace("proxies = 1", "proxies = 6"),
+            &["clients.proxies", "at most the clients (5)"],
+        ),
+    ];
+    for (i, (text, wanted)) in cases.iter().enumerate() {
+        let err = invalid(dir.path(), i, text);
+        for w in *wanted {
+            assert!(err.contains(w), "case {i}: {w:?} not in {err}");
+        }
+    }
+}
