@@ -39,12 +39,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn observe<S: Side>(&mut self, slot: u32, outcome: Outcome) {
         let now = self.now;
         let mut p = S::parts(self, slot);
-        if let Some(t) = &mut p.guards.throttle {
+        if let Some(t) = p.guards.throttle() {
             t.on_answer(now, outcome);
         }
         let failed = p.strategy.policy.retry_on.contains(outcome);
         let r = p.slots.peek(slot);
-        let opened = match &mut p.guards.breaker {
+        let opened = match p.guards.breaker() {
             Some(b) => {
                 let mut rng = p.draws.at(Purpose::Breaker, r.current_address());
                 b.record(failed, r.probe, now, &mut rng)
@@ -102,7 +102,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             let mut p = S::parts(self, slot);
             let r = p.slots.get(slot);
             let (first, charged) = (r.retries == 0, r.charged);
-            if let Some(b) = &mut p.guards.budget {
+            if let Some(b) = p.guards.budget() {
                 b.on_retry_abandoned(charged);
             }
             S::refused_locally(self, slot, first);
@@ -145,7 +145,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             S::succeeded(self, ev.slot);
             let mut p = S::parts(self, ev.slot);
             let charged = p.slots.get(ev.slot).charged;
-            if let Some(b) = &mut p.guards.budget {
+            if let Some(b) = p.guards.budget() {
                 b.on_success(charged);
             }
             self.end::<S>(ev.slot, None);
@@ -185,7 +185,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let mut p = S::parts(self, slot);
         let r = p.slots.get(slot);
         if r.charged == UNCOUNTED {
-            if let Some(b) = &mut p.guards.budget {
+            if let Some(b) = p.guards.budget() {
                 r.charged = b.on_retry_sent(r.charged);
             }
         }
@@ -205,7 +205,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let mut rng = p.draws.at(Purpose::Jitter, r.current_address());
         let decision = r.after_failure(
             p.strategy,
-            p.guards.budget.as_deref_mut(),
+            p.guards.budget(),
             outcome,
             retry_after,
             now,
@@ -245,7 +245,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn end<S: Side>(&mut self, slot: u32, failure: Option<GiveUp>) {
         let mut p = S::parts(self, slot);
         p.slots.get(slot).phase = Phase::Idle;
-        if let Some(b) = &mut p.guards.budget {
+        if let Some(b) = p.guards.budget() {
             b.on_request_end();
         }
         S::ended(self, slot, failure);

@@ -56,9 +56,8 @@ impl Guards {
     #[inline(always)]
     pub(super) fn view(&mut self) -> GuardsMut<'_> {
         GuardsMut {
-            budget: self.budget.as_mut(),
-            breaker: self.breaker.as_mut(),
-            throttle: self.throttle.as_mut(),
+            shared: self,
+            own: None,
         }
     }
 
@@ -67,27 +66,52 @@ impl Guards {
     #[inline(always)]
     pub(super) fn view_with<'g>(shared: &'g mut Guards, own: &'g mut Guards) -> GuardsMut<'g> {
         GuardsMut {
-            budget: shared.budget.as_mut().or(own.budget.as_mut()),
-            breaker: shared.breaker.as_mut().or(own.breaker.as_mut()),
-            throttle: shared.throttle.as_mut().or(own.throttle.as_mut()),
+            shared,
+            own: Some(own),
         }
     }
 }
 
-/// The guards one caller answers to, wherever each is kept.
+/// The guards one caller answers to: those its group shares, and its
+/// proxy's own, if it has any (each guard is in one or the other).
 pub(super) struct GuardsMut<'g> {
-    pub(super) budget: Option<&'g mut Budget>,
-    pub(super) breaker: Option<&'g mut Breaker>,
-    pub(super) throttle: Option<&'g mut Throttle>,
+    shared: &'g mut Guards,
+    own: Option<&'g mut Guards>,
 }
 
 impl GuardsMut<'_> {
+    /// The retry budget, if any.
+    #[inline(always)]
+    pub(super) fn budget(&mut self) -> Option<&mut Budget> {
+        match &mut self.own {
+            Some(own) if self.shared.budget.is_none() => own.budget.as_mut(),
+            _ => self.shared.budget.as_mut(),
+        }
+    }
+
+    /// The circuit breaker, if any.
+    #[inline(always)]
+    pub(super) fn breaker(&mut self) -> Option<&mut Breaker> {
+        match &mut self.own {
+            Some(own) if self.shared.breaker.is_none() => own.breaker.as_mut(),
+            _ => self.shared.breaker.as_mut(),
+        }
+    }
+
+    /// The adaptive throttle, if any.
+    #[inline(always)]
+    pub(super) fn throttle(&mut self) -> Option<&mut Throttle> {
+        match &mut self.own {
+            Some(own) if self.shared.throttle.is_none() => own.throttle.as_mut(),
+            _ => self.shared.throttle.as_mut(),
+        }
+    }
     /// Whether the throttle lets an attempt go now. As the SRE book has it:
     /// the probability from the counts so far, then this attempt counts as
     /// a request whether it goes or not.
     #[inline(always)]
     pub(super) fn throttle_lets(&mut self, now: SimTime, mut coin: impl FnMut() -> Draw) -> bool {
-        let Some(t) = &mut self.throttle else {
+        let Some(t) = self.throttle() else {
             return true;
         };
         let p = t.reject_probability(now);
@@ -99,7 +123,7 @@ impl GuardsMut<'_> {
     /// let through as a half-open probe, `Some(false)` let through.
     #[inline(always)]
     pub(super) fn breaker_verdict(&mut self, now: SimTime) -> Option<bool> {
-        match self.breaker.as_mut().map(|b| b.check(now)) {
+        match self.breaker().map(|b| b.check(now)) {
             Some(Verdict::Reject) => None,
             Some(Verdict::Probe) => Some(true),
             Some(Verdict::Allow) | None => Some(false),

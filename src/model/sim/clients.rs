@@ -22,16 +22,12 @@ impl Side for Users {
 
     #[inline(always)]
     fn parts<'s, O: Observer, const W: bool>(sim: &'s mut Sim<'_, O, W>, slot: u32) -> Parts<'s> {
-        let guards = match sim.proxy_guards.as_mut_slice() {
-            [] => sim.guards.view(),
-            own => {
-                let p = usize::from(sim.slots.peek(slot).proxy);
-                Guards::view_with(&mut sim.guards, &mut own[p])
-            }
-        };
+        if !sim.proxy_guards.is_empty() {
+            return proxy_parts(sim, slot);
+        }
         Parts {
             strategy: sim.strategy,
-            guards,
+            guards: sim.guards.view(),
             slots: &mut sim.slots,
             book: &mut sim.copies,
             draws: sim.draws,
@@ -66,9 +62,11 @@ impl Side for Users {
     #[inline(always)]
     fn sent<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32, retries: u32) {
         sim.rec.attempt(retries > 0);
-        if let Some(t) = sim.proxy_totals(slot) {
-            t.attempts += 1;
-            t.retries += u64::from(retries > 0);
+        if !sim.per_proxy.is_empty() {
+            sim.count_proxy(slot, |t| {
+                t.attempts += 1;
+                t.retries += u64::from(retries > 0);
+            });
         }
         let deadline_at = sim.slots.peek(slot).deadline_at;
         sim.obs.attempt_sent(sim.now, slot, retries, deadline_at);
@@ -88,8 +86,8 @@ impl Side for Users {
     fn succeeded<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32) {
         let latency = sim.now - sim.slots.peek(slot).started;
         sim.rec.success(sim.now, latency);
-        if let Some(t) = sim.proxy_totals(slot) {
-            t.succeeded += 1;
+        if !sim.per_proxy.is_empty() {
+            sim.count_proxy(slot, |t| t.succeeded += 1);
         }
     }
 
@@ -104,8 +102,8 @@ impl Side for Users {
     #[inline(always)]
     fn failed<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32, why: GiveUp) {
         sim.rec.failure(why);
-        if let Some(t) = sim.proxy_totals(slot) {
-            t.failure(why);
+        if !sim.per_proxy.is_empty() {
+            sim.count_proxy(slot, |t| t.failure(why));
         }
     }
 
@@ -158,6 +156,21 @@ impl Side for Users {
     }
 }
 
+/// [`Users::parts`] when the users are behind proxies with guards of their
+/// own: those of `slot`'s proxy and those all share.
+#[cold]
+#[inline(never)]
+fn proxy_parts<'s, O: Observer, const W: bool>(sim: &'s mut Sim<'_, O, W>, slot: u32) -> Parts<'s> {
+    let p = usize::from(sim.slots.peek(slot).proxy);
+    Parts {
+        strategy: sim.strategy,
+        guards: Guards::view_with(&mut sim.guards, &mut sim.proxy_guards[p]),
+        slots: &mut sim.slots,
+        book: &mut sim.copies,
+        draws: sim.draws,
+    }
+}
+
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn set_in_flight(&mut self, delta: i64) {
         let n = self.slots.add_active(delta);
@@ -179,12 +192,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let r = self.slots.get(slot);
         r.begin(id, now, deadline_at, bad);
         r.proxy = proxy;
-        if let Some(b) = Users::parts(self, slot).guards.budget {
+        if let Some(b) = Users::parts(self, slot).guards.budget() {
             b.on_request(now);
         }
         self.rec.request_started();
-        if let Some(t) = self.proxy_totals(slot) {
-            t.requests += 1;
+        if !self.per_proxy.is_empty() {
+            self.count_proxy(slot, |t| t.requests += 1);
         }
         self.obs.request_started(now, slot);
         self.set_in_flight(1);
@@ -254,14 +267,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         replica
     }
 
-    /// The counts of `slot`'s proxy, when the users are behind several.
-    #[inline(always)]
-    pub(super) fn proxy_totals(&mut self, slot: u32) -> Option<&mut ProxyTotals> {
-        if self.per_proxy.is_empty() {
-            return None;
-        }
+    /// `count` in the counts of `slot`'s proxy, when the users are behind
+    /// several (the caller asks first, so that one server's path only
+    /// tests a length).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn count_proxy(&mut self, slot: u32, count: impl FnOnce(&mut ProxyTotals)) {
         let p = usize::from(self.slots.peek(slot).proxy);
-        self.per_proxy.get_mut(p)
+        if let Some(t) = self.per_proxy.get_mut(p) {
+            count(t);
+        }
     }
 
     /// Which of the users' breakers `slot`'s request answers to: 0 the

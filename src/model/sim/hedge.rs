@@ -142,7 +142,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         let mut p = S::parts(self, slot);
         let mut charged = 0;
-        if let (Some(outcome), Some(b)) = (after, &mut p.guards.budget) {
+        if let (Some(outcome), Some(b)) = (after, p.guards.budget()) {
             match b.try_retry(now, outcome) {
                 // A copy goes out at once.
                 Some(cost) => charged = b.on_retry_sent(cost),
@@ -216,7 +216,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     fn cancel_copies<S: Side>(&mut self, slot: u32) {
         for attempt in self.copies_out::<S>(slot) {
             if let Some(charged) = self.copy_over::<S>(slot, attempt, None) {
-                if let Some(b) = &mut S::parts(self, slot).guards.budget {
+                if let Some(b) = S::parts(self, slot).guards.budget() {
                     b.on_retry_abandoned(charged);
                 }
             }
@@ -238,7 +238,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.observe::<S>(ev.slot, outcome);
         if outcome == Outcome::Ok {
             S::succeeded(self, ev.slot);
-            if let Some(b) = &mut S::parts(self, ev.slot).guards.budget {
+            if let Some(b) = S::parts(self, ev.slot).guards.budget() {
                 b.on_success(charged);
             }
             self.cancel_copies::<S>(ev.slot);
@@ -246,7 +246,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             return;
         }
         let mut p = S::parts(self, ev.slot);
-        if let Some(b) = &mut p.guards.budget {
+        if let Some(b) = p.guards.budget() {
             b.on_failure(outcome, charged);
         }
         if !p.strategy.policy.retry_on.contains(outcome) {
@@ -290,7 +290,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             if let Some(charged) = self.copy_over::<S>(ev.slot, attempt, Some(Outcome::Timeout)) {
                 S::attempt_ended(self, ev.slot, Outcome::Timeout);
                 self.observe::<S>(ev.slot, Outcome::Timeout);
-                if let Some(b) = &mut S::parts(self, ev.slot).guards.budget {
+                if let Some(b) = S::parts(self, ev.slot).guards.budget() {
                     b.on_failure(Outcome::Timeout, charged);
                 }
             }

@@ -282,12 +282,6 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     /// The strategy's retry budget, breaker and throttle that all users
     /// share (every one, with one proxy).
     pub(super) guards: callers::Guards,
-    /// Each proxy's own, when there are several and not all are shared.
-    pub(super) proxy_guards: Vec<callers::Guards>,
-    /// How many of the users' breakers are open.
-    pub(super) breakers_open: u64,
-    /// Each proxy's counts, when there are several.
-    pub(super) per_proxy: Vec<ProxyTotals>,
     /// Reused buffer for queued jobs dropped because their clients gave up.
     pub(super) dropped: Vec<Job>,
     /// Logical requests waiting out a backoff (the backlog's client side).
@@ -302,6 +296,12 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) copies: hedge::CopyBook,
     /// Whether an answer is handled where it is sent ([`Sim::in_place`]).
     pub(super) in_place: bool,
+    /// Each proxy's own, when there are several and not all are shared.
+    pub(super) proxy_guards: Vec<callers::Guards>,
+    /// How many of the users' breakers are open.
+    pub(super) breakers_open: u64,
+    /// Each proxy's counts, when there are several.
+    pub(super) per_proxy: Vec<ProxyTotals>,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
