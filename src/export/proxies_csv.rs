@@ -36,6 +36,7 @@ impl Exporter for ProxiesCsv {
                     fixed(amplification, 3),
                     t.budget_denied.to_string(),
                     t.rejected_locally.to_string(),
+                    t.ejections.to_string(),
                 ]
             })
         });

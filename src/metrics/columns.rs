@@ -487,7 +487,7 @@ pub const REPLICAS: [Column; 9] = [
 
 /// `proxies.csv`, in order: one row per (strategy, proxy), for runs whose
 /// users are behind several proxies.
-pub const PROXIES: [Column; 11] = [
+pub const PROXIES: [Column; 12] = [
     col("strategy", "strategy", AsIs, "which run"),
     col("proxy", "proxy", AsIs, "which proxy, from 0"),
     col(
@@ -528,6 +528,12 @@ pub const PROXIES: [Column; 11] = [
         "rejected locally",
         AsIs,
         "requests that failed because its breaker or throttle refused an attempt",
+    ),
+    col(
+        "ejections",
+        "ejections",
+        AsIs,
+        "replicas its own outlier detection ejected (0 when the proxies share one view: replicas.csv counts those)",
     ),
 ];
 

@@ -24,6 +24,9 @@ pub struct ProxyTotals {
     pub rejected_locally: u64,
     /// Requests still under way at the end.
     pub in_flight_at_end: u64,
+    /// Replicas its outlier detection ejected (when each proxy keeps its
+    /// own view of the fleet).
+    pub ejections: u64,
 }
 
 impl ProxyTotals {

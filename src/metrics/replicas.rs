@@ -52,8 +52,11 @@ pub struct ReplicaRecorder {
     buckets: Vec<ReplicaBucket>,
     /// Each replica's held count.
     held: Areas,
-    /// Whether each replica is in the rotation (1) or not (0).
+    /// In how many views each replica is in the rotation (0 to `views`).
     rotation: Areas,
+    /// The balancers that each have a view of the fleet (one per proxy, or
+    /// one for all).
+    views: u64,
     /// Each replica's departures and their time in it, for Little's law.
     departures: Vec<Departures>,
 }
@@ -96,8 +99,20 @@ impl ReplicaRecorder {
             buckets: vec![ReplicaBucket::default(); replicas * per],
             held: Areas::new(replicas, 0),
             rotation,
+            views: 1,
             departures: vec![Departures::default(); replicas],
         }
+    }
+
+    /// The recorder, for a fleet seen by `views` balancers of their own:
+    /// `in_rotation` is then the share of their views a replica is open in.
+    pub fn with_views(mut self, views: u64) -> Self {
+        let views = views.max(1);
+        for v in &mut self.rotation.value {
+            v.0 *= views;
+        }
+        self.views = views;
+        self
     }
 
     /// A request left `replica` after `sojourn` in it.
@@ -144,9 +159,10 @@ impl ReplicaRecorder {
         self.set(Which::Held, replica, now, count);
     }
 
-    /// `replica` is in the rotation, or not, from `now` on.
-    pub fn rotation(&mut self, replica: usize, now: SimTime, open: bool) {
-        self.set(Which::Rotation, replica, now, u64::from(open));
+    /// `replica` is in the rotation of `views` of the views from `now` on
+    /// (of one view: 1 in it, 0 not).
+    pub fn rotation(&mut self, replica: usize, now: SimTime, views: u64) {
+        self.set(Which::Rotation, replica, now, views);
     }
 
     fn set(&mut self, which: Which, replica: usize, now: SimTime, value: u64) {
@@ -179,7 +195,7 @@ impl ReplicaRecorder {
     fn write(&mut self, which: Which, i: usize, avg: f64) {
         match which {
             Which::Held => self.buckets[i].held = avg,
-            Which::Rotation => self.buckets[i].in_rotation = avg,
+            Which::Rotation => self.buckets[i].in_rotation = avg / self.views as f64,
         }
     }
 
@@ -234,8 +250,8 @@ mod tests {
     fn rotation_is_the_share_of_each_bucket_in_service() {
         // Replica 1 starts out of service, joins at 15, leaves at 22.
         let mut r = ReplicaRecorder::new(2, 1, SimDuration(30), SimDuration(10));
-        r.rotation(1, SimTime(15), true);
-        r.rotation(1, SimTime(22), false);
+        r.rotation(1, SimTime(15), 1);
+        r.rotation(1, SimTime(22), 0);
         r.ejection(1, SimTime(22));
         let (b, _) = r.finish(SimTime(30));
         let rot: Vec<f64> = b[3..6].iter().map(|x| x.in_rotation).collect();

@@ -160,3 +160,76 @@ fn bad_proxy_settings_name_their_key() {
         }
     }
 }
+
+/// `scenarios/fleet.toml` (five replicas, one slowed to a quarter from 20 s
+/// to 50 s) with its users behind `proxies` proxies seeing the fleet
+/// `view`: the file, with `[clients]` told so.
+fn fleet_behind(proxies: u32, view: &str) -> String {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/fleet.toml"))
+            .unwrap();
+    text.replacen(
+        "[clients]\n",
+        &format!("[clients]\nproxies = {proxies}\nproxy_view = \"{view}\"\n"),
+        1,
+    )
+}
+
+/// Behind 20 proxies that each keep their own view of the fleet, each
+/// proxy ejects by what it saw: the ejections of the proxies add up to the
+/// replicas', every proxy's row adds up, a replica's share in the rotation
+/// stays a share, and the files are the same bytes on one thread and two.
+/// Behind proxies that share one view, a strategy with no guard runs as
+/// with one proxy, figure for figure.
+#[test]
+fn proxies_with_their_own_view_eject_on_their_own() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let own = fleet_behind(20, "own");
+    let one = run(dir.path(), "own1", &own, "1");
+    let two = run(dir.path(), "own2", &own, "2");
+    for f in [
+        "summary.csv",
+        "proxies.csv",
+        "replicas.csv",
+        "timeseries.csv",
+    ] {
+        assert!(
+            std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
+            "{f} differs between 1 and 2 threads"
+        );
+    }
+    let replicas = csv(&one.join("replicas.csv"));
+    let col = |name: &str| replicas[0].iter().position(|c| c == name).unwrap();
+    for strategy in ["envoy-defaults", "eject-all", "eject-all-budget"] {
+        let rows = proxy_rows(&one, strategy);
+        assert_eq!(rows.len(), 20);
+        assert!(
+            rows.iter()
+                .all(|r| r["logical_requests"]
+                    == r["succeeded"] + r["failed"] + r["in_flight_at_end"])
+        );
+        let by_proxies: u64 = rows.iter().map(|r| r["ejections"]).sum();
+        let mine = replicas[1..].iter().filter(|r| r[0] == strategy);
+        let by_replicas: u64 = mine
+            .clone()
+            .map(|r| r[col("ejections")].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(by_proxies, by_replicas, "{strategy}");
+        assert!(
+            by_proxies > 0,
+            "{strategy}: no proxy ejected the slow replica"
+        );
+        assert!(mine.clone().all(|r| {
+            let share: f64 = r[col("in_rotation")].parse().unwrap();
+            (0.0..=1.0).contains(&share)
+        }));
+    }
+    let shared = run(dir.path(), "shared", &fleet_behind(20, "shared"), "2");
+    let plain = run(dir.path(), "plain", &fleet_behind(1, "own"), "2");
+    let rows = |out: &Path| csv(&out.join("summary.csv"));
+    let (s, p) = (rows(&shared), rows(&plain));
+    for strategy in ["no-ejection", "envoy-defaults", "eject-all"] {
+        let find = |t: &[Vec<String>]| t.iter().find(|r| r[0] == strategy).unwrap().clone();
+        assert_eq!(find(&s), find(&p), "{strategy}");
+    }
+}

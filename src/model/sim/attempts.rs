@@ -70,16 +70,23 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             .then_some(r.attempt_deadline)
     }
 
-    /// An attempt to `tier`'s replica `r` is over at its caller: one fewer
-    /// outstanding there, and the fleet's outlier detection learns its
-    /// `outcome` (None: a cancelled copy, which teaches nothing).
-    pub(super) fn replica_attempt_over(&mut self, tier: usize, r: usize, outcome: Option<Outcome>) {
+    /// An attempt through view `view` (its proxy's, or the one all share)
+    /// to `tier`'s replica `r` is over at its caller: one fewer outstanding
+    /// there, and the view's outlier detection learns its `outcome` (None: a
+    /// cancelled copy, which teaches nothing).
+    pub(super) fn replica_attempt_over(
+        &mut self,
+        tier: usize,
+        r: usize,
+        view: u16,
+        outcome: Option<Outcome>,
+    ) {
         if let Some(ServerState::Fleet(f)) =
             super::chain::tier_server(&mut self.server, &mut self.chain, tier)
         {
-            f.balance.done(r);
+            f.balance(view).done(r);
             if let (Some(outcome), true) = (outcome, f.health.is_some()) {
-                self.fleet_observe(tier, r, outcome);
+                self.fleet_observe(tier, r, view, outcome);
             }
         }
     }
@@ -88,9 +95,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     #[inline(always)]
     fn attempt_over<S: Side>(&mut self, slot: u32, outcome: Outcome) {
         if matches!(self.server, ServerState::Fleet(_)) || self.chain.is_some() {
-            let r = usize::from(S::parts(self, slot).slots.get(slot).replica);
+            let r = S::parts(self, slot).slots.peek(slot);
+            let (replica, view) = (usize::from(r.replica), r.proxy);
             let tier = S::tier(self, slot);
-            self.replica_attempt_over(tier, r, Some(outcome));
+            self.replica_attempt_over(tier, replica, view, Some(outcome));
         }
     }
 

@@ -227,7 +227,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             ServerState::Fleet(fleet) => {
                 let request = self.slots.get(slot);
                 let mut rng = self.draws.at(Purpose::Balance, address);
-                let r = fleet.pick(retries > 0, request.replica, &mut rng);
+                let r = fleet.pick(retries > 0, request.replica, request.proxy, &mut rng);
                 request.replica = r;
                 (Kind::AtServer, r)
             }

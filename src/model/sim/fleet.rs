@@ -22,8 +22,10 @@ use crate::retry::Outcome;
 pub(crate) struct Fleet {
     /// The replicas: every slot the fleet may use (an autoscaler's maximum).
     pub(super) replicas: Vec<Server>,
-    /// Who picks a replica for each attempt.
-    pub(super) balance: Balance,
+    /// Who picks a replica for each attempt: one balancer for all the
+    /// callers, or one per proxy when each keeps its own view (each with
+    /// its own count of what it has outstanding where, and its own turn).
+    pub(super) balance: Vec<Balance>,
     /// A retry avoids its previous attempt's replica.
     pub(super) retry_other: bool,
     /// Each replica's (queued, busy) as the gauges last counted them.
@@ -41,6 +43,12 @@ pub(crate) struct Health {
     opts: FleetOptions,
     /// Each slot is a replica in service (started and not scaled away).
     in_service: Vec<bool>,
+    /// The views of the fleet (one, or one per proxy): each ejects by the
+    /// answers it saw, so `outlier` and `open` are `views x slots`, view
+    /// by view.
+    views: usize,
+    /// In how many views each replica is open.
+    open_in: Vec<u64>,
     /// Each slot is starting up (asked for by the autoscaler, not yet ready),
     /// and the generation its ready event must carry.
     starting: Vec<bool>,
@@ -61,7 +69,7 @@ pub(crate) struct Health {
 
 /// The parts of a fleet its health acts on.
 struct Parts<'a> {
-    balance: &'a mut Balance,
+    balance: &'a mut [Balance],
     replicas: &'a mut [Server],
 }
 
@@ -82,20 +90,30 @@ impl Fleet {
         cfg.slots() > 1 || needs_health(cfg)
     }
 
-    pub(super) fn new(cfg: &crate::model::ServerConfig) -> Fleet {
+    /// The fleet of `cfg`, seen by `views` balancers and outlier detectors
+    /// of their own (one per proxy; 1: shared by all callers).
+    pub(super) fn new(cfg: &crate::model::ServerConfig, views: usize) -> Fleet {
         let n = cfg.slots();
+        let views = views.max(1);
         let start = cfg.replicas.max(1) as usize;
-        let mut balance = Balance::new(cfg.balancer, n);
+        let mut balance = vec![Balance::new(cfg.balancer, n); views];
         let health = needs_health(cfg).then(|| {
             let in_service: Vec<bool> = (0..n).map(|r| r < start).collect();
-            balance.set_open(&in_service, false);
+            for b in &mut balance {
+                b.set_open(&in_service, false);
+            }
             Box::new(Health {
                 opts: cfg.fleet.clone(),
-                open: in_service.clone(),
+                open: in_service.repeat(views),
+                open_in: in_service
+                    .iter()
+                    .map(|&s| u64::from(s) * views as u64)
+                    .collect(),
                 in_service,
+                views,
                 starting: vec![false; n],
                 generation: vec![0; n],
-                outlier: vec![OutlierState::default(); n],
+                outlier: vec![OutlierState::default(); n * views],
                 checks: vec![
                     CheckState {
                         last_passed: true,
@@ -121,15 +139,29 @@ impl Fleet {
         }
     }
 
-    /// The replica an attempt goes to: the balancer's pick, and for a retry
-    /// that would go back to `previous`, the replica its last attempt went
-    /// to, one pick more when the fleet retries on another replica (Envoy's
-    /// previous-hosts predicate).
+    /// The balancer of view `view` (a proxy's, when each keeps its own;
+    /// the one all share otherwise).
     #[inline(always)]
-    pub(super) fn pick(&mut self, retry: bool, previous: u16, rng: &mut Draw) -> u16 {
-        let mut r = self.balance.pick(rng);
-        if self.retry_other && retry && r == usize::from(previous) && r != NO_UPSTREAM {
-            r = self.balance.repick(r, rng);
+    pub(super) fn balance(&mut self, view: u16) -> &mut Balance {
+        let v = if self.balance.len() > 1 {
+            usize::from(view)
+        } else {
+            0
+        };
+        &mut self.balance[v]
+    }
+
+    /// The replica an attempt through view `view` goes to: the balancer's
+    /// pick, and for a retry that would go back to `previous`, the replica
+    /// its last attempt went to, one pick more when the fleet retries on
+    /// another replica (Envoy's previous-hosts predicate).
+    #[inline(always)]
+    pub(super) fn pick(&mut self, retry: bool, previous: u16, view: u16, rng: &mut Draw) -> u16 {
+        let retry_other = self.retry_other;
+        let balance = self.balance(view);
+        let mut r = balance.pick(rng);
+        if retry_other && retry && r == usize::from(previous) && r != NO_UPSTREAM {
+            r = balance.repick(r, rng);
         }
         r as u16
     }
@@ -159,27 +191,35 @@ impl Health {
         self.busy[r] = (busy, now);
     }
 
-    /// Replicas in service, and of those the ones ejected.
-    fn counts(&self) -> (usize, usize) {
+    /// Replica `r`'s outlier state as view `v` sees it.
+    fn outlier(&mut self, v: usize, r: usize) -> &mut OutlierState {
+        let n = self.in_service.len();
+        &mut self.outlier[v * n + r]
+    }
+
+    /// Replicas in service, and of those the ones view `v` ejected.
+    fn counts(&self, v: usize) -> (usize, usize) {
+        let n = self.in_service.len();
         let in_service = self.in_service.iter().filter(|&&s| s).count();
-        let ejected = (0..self.in_service.len())
-            .filter(|&r| self.in_service[r] && self.outlier[r].ejected_at.is_some())
+        let ejected = (0..n)
+            .filter(|&r| self.in_service[r] && self.outlier[v * n + r].ejected_at.is_some())
             .count();
         (in_service, ejected)
     }
 
-    /// Which replicas should take new attempts: the healthy ones in service
-    /// (not ejected, passing their checks), or every one in service when
-    /// fewer than the panic threshold are healthy.
-    fn wanted_open(&self) -> Vec<bool> {
-        let healthy: Vec<bool> = (0..self.in_service.len())
+    /// Which replicas view `v` should send new attempts to: the healthy
+    /// ones in service (not ejected, passing their checks), or every one
+    /// in service when fewer than the panic threshold are healthy.
+    fn wanted_open(&self, v: usize) -> Vec<bool> {
+        let n = self.in_service.len();
+        let healthy: Vec<bool> = (0..n)
             .map(|r| {
                 self.in_service[r]
-                    && self.outlier[r].ejected_at.is_none()
+                    && self.outlier[v * n + r].ejected_at.is_none()
                     && !self.checks[r].unhealthy
             })
             .collect();
-        let (in_service, _) = self.counts();
+        let (in_service, _) = self.counts(v);
         let n_healthy = healthy.iter().filter(|&&h| h).count();
         if (n_healthy as f64) < self.opts.panic_threshold * in_service as f64 - 1e-9 {
             self.in_service.clone()
@@ -239,11 +279,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.queue.push(self.now + after, ev);
     }
 
-    /// An attempt sent to `tier`'s replica `r` ended at its sender (a user,
-    /// or a caller tier) with `outcome`: outlier detection learns it. (Out
-    /// of line: only a fleet with health calls it.)
+    /// An attempt sent through view `view` to `tier`'s replica `r` ended
+    /// at its sender (a user, or a caller tier) with `outcome`: that view's
+    /// outlier detection learns it. (Out of line: only a fleet with health
+    /// calls it.)
     #[inline(never)]
-    pub(super) fn fleet_observe(&mut self, tier: usize, r: usize, outcome: Outcome) {
+    pub(super) fn fleet_observe(&mut self, tier: usize, r: usize, view: u16, outcome: Outcome) {
         let Some((h, _)) = self.health(tier) else {
             return;
         };
@@ -253,13 +294,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         if !h.in_service.get(r).copied().unwrap_or(false) {
             return;
         }
-        if cfg.observe(&mut h.outlier[r], is_5xx(outcome)) {
-            self.try_eject(tier, r);
+        let v = if h.views > 1 { usize::from(view) } else { 0 };
+        if cfg.observe(h.outlier(v, r), is_5xx(outcome)) {
+            self.try_eject(tier, r, v);
         }
     }
 
-    /// Ejects `tier`'s replica `r` if the maximum share allows it.
-    fn try_eject(&mut self, tier: usize, r: usize) -> bool {
+    /// View `v` ejects `tier`'s replica `r` if the maximum share allows it.
+    fn try_eject(&mut self, tier: usize, r: usize, v: usize) -> bool {
         let now = self.now;
         let Some((h, _)) = self.health(tier) else {
             return false;
@@ -267,45 +309,70 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(cfg) = h.opts.outlier else {
             return false;
         };
-        let (in_service, ejected) = h.counts();
+        let (in_service, ejected) = h.counts(v);
         if !cfg.may_eject(ejected, in_service) {
             return false;
         }
-        cfg.eject(&mut h.outlier[r], now);
+        cfg.eject(h.outlier(v, r), now);
+        let views = h.views;
         if tier == 0 {
             if let Some(rec) = &mut self.per_replica {
                 rec.ejection(r, now);
             }
+            if views > 1 {
+                if let Some(t) = self.per_proxy.get_mut(v) {
+                    t.ejections += 1;
+                }
+            }
         }
-        self.refresh_open(tier);
+        self.refresh_open(tier, Some(v));
         true
     }
 
-    /// Sets the balancer's open replicas from the fleet's health, and records
-    /// the replicas whose place in the rotation changed (the server's only:
-    /// `replicas.csv` is the server's).
-    fn refresh_open(&mut self, tier: usize) {
+    /// Sets the balancers' open replicas from the fleet's health (view
+    /// `only`'s, or every view's), and records the replicas whose place in
+    /// the rotation changed (the server's only: `replicas.csv` is the
+    /// server's).
+    fn refresh_open(&mut self, tier: usize, only: Option<usize>) {
         let now = self.now;
         let Some((h, fleet)) = self.health(tier) else {
             return;
         };
-        let open = h.wanted_open();
-        if open == h.open {
-            return;
-        }
-        // With the panic threshold at 0 nothing overrides health: with every
-        // replica out the proxy has no healthy upstream.
-        let none_fails = h.opts.panic_threshold <= 0.0;
-        fleet.balance.set_open(&open, none_fails);
-        let was = std::mem::replace(&mut h.open, open.clone());
-        if tier > 0 {
-            return;
-        }
-        if let Some(rec) = &mut self.per_replica {
-            for (r, (&was, &is)) in was.iter().zip(&open).enumerate() {
-                if was != is {
-                    rec.rotation(r, now, is);
+        let n = h.in_service.len();
+        let views = match only {
+            Some(v) => v..v + 1,
+            None => 0..h.views,
+        };
+        let mut changed = Vec::new();
+        for v in views {
+            let open = h.wanted_open(v);
+            let was = &mut h.open[v * n..(v + 1) * n];
+            if open[..] == *was {
+                continue;
+            }
+            for (r, (was, &is)) in was.iter_mut().zip(&open).enumerate() {
+                if *was != is {
+                    h.open_in[r] = if is {
+                        h.open_in[r] + 1
+                    } else {
+                        h.open_in[r] - 1
+                    };
+                    changed.push(r);
+                    *was = is;
                 }
+            }
+            // With the panic threshold at 0 nothing overrides health: with
+            // every replica out the proxy has no healthy upstream.
+            let none_fails = h.opts.panic_threshold <= 0.0;
+            fleet.balance[v].set_open(&open, none_fails);
+        }
+        if tier > 0 || changed.is_empty() {
+            return;
+        }
+        let open_in: Vec<u64> = changed.iter().map(|&r| h.open_in[r]).collect();
+        if let Some(rec) = &mut self.per_replica {
+            for (r, count) in changed.into_iter().zip(open_in) {
+                rec.rotation(r, now, count);
             }
         }
     }
@@ -323,15 +390,17 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 let Some(cfg) = h.opts.outlier else {
                     return;
                 };
-                for r in 0..h.in_service.len() {
-                    if h.in_service[r] {
-                        cfg.sweep_uneject(&mut h.outlier[r], now);
+                let (n, views) = (h.in_service.len(), h.views);
+                for (i, s) in h.outlier.iter_mut().enumerate() {
+                    if h.in_service[i % n] {
+                        cfg.sweep_uneject(s, now);
                     }
                 }
-                let windows: Vec<(u32, u32)> = (0..h.in_service.len())
-                    .map(|r| {
-                        let s = &mut h.outlier[r];
-                        let w = if h.in_service[r] && s.ejected_at.is_none() {
+                // Each view's window of answers, then ready for the next.
+                let windows: Vec<(u32, u32)> = (0..n * views)
+                    .map(|i| {
+                        let s = &mut h.outlier[i];
+                        let w = if h.in_service[i % n] && s.ejected_at.is_none() {
                             (s.answers, s.failures)
                         } else {
                             (0, 0)
@@ -340,10 +409,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                         w
                     })
                     .collect();
-                self.refresh_open(tier);
-                for (r, out) in cfg.failure_outliers(&windows).into_iter().enumerate() {
-                    if out {
-                        self.try_eject(tier, r);
+                self.refresh_open(tier, None);
+                for (v, windows) in windows.chunks(n).enumerate() {
+                    for (r, out) in cfg.failure_outliers(windows).into_iter().enumerate() {
+                        if out {
+                            self.try_eject(tier, r, v);
+                        }
                     }
                 }
                 self.push_timer(tier, SWEEP, cfg.interval);
@@ -359,7 +430,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                         cfg.record(&mut h.checks[r], passed);
                     }
                 }
-                self.refresh_open(tier);
+                self.refresh_open(tier, None);
                 self.push_timer(tier, CHECK, cfg.interval);
             }
             _ => self.autoscale(tier),
@@ -431,7 +502,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 if fewer > 0 && h.in_service[r] {
                     // Out of the rotation; the work it holds still finishes.
                     h.in_service[r] = false;
-                    h.outlier[r] = OutlierState::default();
+                    for v in 0..h.views {
+                        *h.outlier(v, r) = OutlierState::default();
+                    }
                     h.checks[r] = CheckState {
                         last_passed: true,
                         ..CheckState::default()
@@ -439,7 +512,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     fewer -= 1;
                 }
             }
-            self.refresh_open(tier);
+            self.refresh_open(tier, None);
         }
         for ev in ready_events {
             self.queue.push(now + cfg.startup, ev);
@@ -465,6 +538,6 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         h.busy_area[r] = 0;
         h.busy[r].1 = now;
         fleet.replicas[r].start_cold(now);
-        self.refresh_open(tier);
+        self.refresh_open(tier, None);
     }
 }

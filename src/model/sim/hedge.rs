@@ -195,10 +195,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         outcome: Option<Outcome>,
     ) -> Option<u32> {
         let p = S::parts(self, slot);
-        let latest = p.slots.get(slot).attempt;
+        let r = p.slots.get(slot);
+        let (latest, view) = (r.attempt, r.proxy);
         let (replica, charged) = p.book.get(slot).over(latest, attempt)?;
         let tier = S::tier(self, slot);
-        self.replica_attempt_over(tier, usize::from(replica), outcome);
+        self.replica_attempt_over(tier, usize::from(replica), view, outcome);
         Some(charged)
     }
 

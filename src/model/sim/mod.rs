@@ -220,9 +220,13 @@ pub(super) enum ServerState {
 }
 
 impl ServerState {
-    fn new(model: &ServerModel) -> ServerState {
+    /// The server of `model`, seen by `views` balancers and outlier
+    /// detectors of their own.
+    fn new(model: &ServerModel, views: usize) -> ServerState {
         match model {
-            ServerModel::Capacity(cfg) if Fleet::needed(cfg) => ServerState::Fleet(Fleet::new(cfg)),
+            ServerModel::Capacity(cfg) if Fleet::needed(cfg) => {
+                ServerState::Fleet(Fleet::new(cfg, views))
+            }
             ServerModel::Capacity(cfg) => ServerState::One(Server::new(cfg)),
             ServerModel::Occ => ServerState::Occ(Occ::default()),
         }
@@ -316,7 +320,12 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Load::Closed { clients, .. } | Load::OneShot { clients } => (*clients, None),
             Load::Open { rate_per_s } => (0, Exp::new(rate_per_s / 1e9).ok()),
         };
-        let server = ServerState::new(&world.server);
+        let views = if world.proxies.own_view {
+            usize::from(world.proxies.count)
+        } else {
+            1
+        };
+        let server = ServerState::new(&world.server, views);
         let (guards, proxy_guards) = callers::Guards::split(strategy, world.proxies);
         Sim {
             world,
@@ -355,12 +364,15 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     .collect()
             },
             per_replica: match &world.server {
-                ServerModel::Capacity(cfg) if cfg.slots() > 1 => Some(ReplicaRecorder::new(
-                    cfg.slots(),
-                    cfg.replicas as usize,
-                    world.duration,
-                    bucket,
-                )),
+                ServerModel::Capacity(cfg) if cfg.slots() > 1 => Some(
+                    ReplicaRecorder::new(
+                        cfg.slots(),
+                        cfg.replicas as usize,
+                        world.duration,
+                        bucket,
+                    )
+                    .with_views(views as u64),
+                ),
                 _ => None,
             },
             chain: match (&world.chain, &world.server) {

@@ -58,7 +58,7 @@ impl Side for ChainCalls {
         let replica = match tier_server(&mut sim.server, &mut sim.chain, tier) {
             Some(ServerState::Fleet(f)) => {
                 let mut rng = sim.draws.at(Purpose::Balance, address);
-                f.pick(retries > 0, previous, &mut rng)
+                f.pick(retries > 0, previous, 0, &mut rng)
             }
             _ => 0,
         };

@@ -121,7 +121,7 @@ impl ChainRun {
                 let mut cfg = s.server.clone();
                 cfg.drop_expired |= p.propagate_deadline;
                 if super::Fleet::needed(&cfg) {
-                    ServerState::Fleet(super::Fleet::new(&cfg))
+                    ServerState::Fleet(super::Fleet::new(&cfg, 1))
                 } else {
                     ServerState::One(Server::new(&cfg))
                 }
