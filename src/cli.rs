@@ -277,6 +277,11 @@ pub struct CheckArgs {
     /// attempts at each per user request.
     #[arg(long, value_name = "CHAIN")]
     pub graph: Option<String>,
+    /// The proxies the users are behind (one per client pod in a mesh),
+    /// each with its own budget, breaker and throttle: floors add up
+    /// [default: the world's, one].
+    #[arg(long)]
+    pub proxies: Option<u32>,
     /// Seed of the trials [default: the world's].
     #[arg(long)]
     pub seed: Option<u64>,

@@ -157,7 +157,7 @@ pub(super) fn bound(path: &Path, clients: Option<f64>, outage: Option<&str>) -> 
         say!("\nstrategy \"{}\"", st.name);
         let users_wave = wave::wave(st, &waves.for_strategy(st));
         let Some(chain) = &world.chain else {
-            let mut all = bound::strategy(st, rate);
+            let mut all = bound::strategy(st, rate, world.proxies.count);
             all.insert(2, users_wave);
             show(&all, "  ");
             continue;
@@ -169,13 +169,13 @@ pub(super) fn bound(path: &Path, clients: Option<f64>, outage: Option<&str>) -> 
             "  a tier's attempts per call times the calls into it, which are its callers' attempts:"
         );
         show(&bound::chain(chain, st), "    ");
-        let own = bound::strategy(st, rate);
+        let own = bound::strategy(st, rate, world.proxies.count);
         say!("  the users' own limits:");
         show(&own[1..], "    ");
         show(&[users_wave], "    ");
         for (k, t) in st.tiers.iter().enumerate() {
             // The callers' rate into a tier is not the users': no times.
-            let limits = bound::strategy(&t.strategy, Rate::Unknown);
+            let limits = bound::strategy(&t.strategy, Rate::Unknown, 1);
             if limits.len() > 1 {
                 say!("  the calls to \"{}\":", chain.name(k + 1));
                 show(&limits[1..], "    ");

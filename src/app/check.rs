@@ -64,6 +64,7 @@ struct ConfigFile {
     trials: Option<Vec<String>>,
     seed: Option<u64>,
     scenario: Option<PathBuf>,
+    proxies: Option<u32>,
 }
 
 impl ConfigFile {
@@ -95,7 +96,7 @@ fn config_file(path: &Path) -> Result<ConfigFile> {
         InputError(format!(
             "{}{line}: {}; the keys are max_attempts, must_recover, max_failed_share, \
              max_failed_rise, max_peak_load, max_ejection_share, max_budget_floor_per_s, \
-             max_chain_attempts, trials (a list of \"KIND:LENGTH\"), seed and scenario",
+             max_chain_attempts, trials (a list of \"KIND:LENGTH\"), seed, scenario and proxies",
             path.display(),
             e.message()
         ))
@@ -233,8 +234,12 @@ fn world(o: &CheckArgs, file: &ConfigFile) -> Result<World> {
         (None, Some(p), Some(c)) => Some(c.parent().unwrap_or(Path::new(".")).join(p)),
         _ => None,
     };
+    let proxies = o.proxies.or(file.proxies);
     let Some(path) = path else {
-        return Ok(World::builtin());
+        return Ok(World {
+            proxies,
+            ..World::builtin()
+        });
     };
     let text = std::fs::read_to_string(&path)
         .map_err(|e| InputError(format!("{}: cannot read the scenario: {e}", path.display())))?;
@@ -243,6 +248,7 @@ fn world(o: &CheckArgs, file: &ConfigFile) -> Result<World> {
     Ok(World {
         text,
         file: Some(path.display().to_string()),
+        proxies,
     })
 }
 

@@ -31,6 +31,7 @@
 //! - A breaker, once open, lets `probes` attempts through each `open_for`
 //!   while they fail.
 
+use super::Copies;
 use super::value::{Bound, Rate, bound, seconds, short};
 use crate::retry::{BreakerConfig, BudgetConfig, Strategy, ThrottleConfig};
 
@@ -70,15 +71,17 @@ pub fn attempts_per_request(s: &Strategy) -> Bound {
     }
 }
 
-/// What `budget` allows: retries in all under total failure, how soon it
-/// runs dry, and its long-run share.
-pub fn budget(b: &BudgetConfig, rate: Rate) -> Vec<Bound> {
+/// What `budget` allows, in `copies` (one per proxy, or one for all):
+/// retries in all under total failure, how soon it runs dry, and its
+/// long-run share. Each copy counts its own proxy's requests, a share of
+/// `rate`; what the copies let through adds up.
+pub fn budget(b: &BudgetConfig, rate: Rate, copies: Copies) -> Vec<Bound> {
     let mut out = Vec::new();
     match *b {
         BudgetConfig::TokenBucket {
             max_tokens,
             token_ratio,
-        } => token_bucket(max_tokens, token_ratio, rate, &mut out),
+        } => token_bucket(max_tokens, token_ratio, rate, copies, &mut out),
         BudgetConfig::AwsQuota {
             capacity,
             retry_cost,
@@ -91,6 +94,7 @@ pub fn budget(b: &BudgetConfig, rate: Rate) -> Vec<Bound> {
             timeout_cost,
             success_bonus,
             rate,
+            copies,
             &mut out,
         ),
         BudgetConfig::Ratio { ratio, window } => ratio_budget(ratio, window, &mut out),
@@ -98,8 +102,8 @@ pub fn budget(b: &BudgetConfig, rate: Rate) -> Vec<Bound> {
             ttl,
             min_per_s,
             percent,
-        } => finagle(ttl, min_per_s, percent, rate, &mut out),
-        BudgetConfig::Concurrency(l) => concurrency(l, &mut out),
+        } => finagle(ttl, min_per_s, percent, rate, copies, &mut out),
+        BudgetConfig::Concurrency(l) => concurrency(l, copies, &mut out),
     }
     out
 }
@@ -143,19 +147,25 @@ fn dry(events: f64, what: &str, rate: Rate, out: &mut Vec<Bound>) {
 }
 
 /// gRPC's token bucket (gRFC A6).
-fn token_bucket(max_tokens: f64, token_ratio: f64, rate: Rate, out: &mut Vec<Bound>) {
+fn token_bucket(
+    max_tokens: f64,
+    token_ratio: f64,
+    rate: Rate,
+    copies: Copies,
+    out: &mut Vec<Bound>,
+) {
     let half = max_tokens / 2.0;
-    let retries = (half.ceil() - 1.0).max(0.0);
+    let retries = copies.n() * (half.ceil() - 1.0).max(0.0);
     out.push(bound(
         "retries in all, total failure",
         retries,
         format!("{} retries, then none", short(retries)),
-        format!(
+        copies.times(format!(
             "failures k with {m} - k > {m} / 2: ceil({m} / 2) - 1",
             m = short(max_tokens)
-        ),
+        )),
     ));
-    dry(half.ceil(), "failed attempts", rate, out);
+    dry(copies.n() * half.ceil(), "failed attempts", rate, out);
     out.push(bound(
         "retries per success, long run",
         token_ratio,
@@ -182,10 +192,11 @@ fn aws_quota(
     timeout_cost: u32,
     success_bonus: u32,
     rate: Rate,
+    copies: Copies,
     out: &mut Vec<Bound>,
 ) {
-    let retries = f64::from(capacity / retry_cost.max(1));
-    let after_timeouts = f64::from(capacity / timeout_cost.max(1));
+    let retries = copies.n() * f64::from(capacity / retry_cost.max(1));
+    let after_timeouts = copies.n() * f64::from(capacity / timeout_cost.max(1));
     out.push(bound(
         "retries in all, total failure",
         retries,
@@ -194,9 +205,9 @@ fn aws_quota(
             short(retries),
             short(after_timeouts)
         ),
-        format!(
+        copies.times(format!(
             "floor(capacity / retry_cost) = floor({capacity} / {retry_cost}); floor({capacity} / timeout_cost = {timeout_cost})"
-        ),
+        )),
     ));
     dry(retries, "retries", rate, out);
     let share = f64::from(success_bonus) / f64::from(retry_cost.max(1));
@@ -233,9 +244,18 @@ fn finagle(
     min_per_s: f64,
     percent: f64,
     rate: Rate,
+    copies: Copies,
     out: &mut Vec<Bound>,
 ) {
-    let reserve = min_per_s * ttl.as_secs_f64();
+    let reserve = copies.n() * min_per_s * ttl.as_secs_f64();
+    let (floor, n) = if copies.0 > 1 {
+        (
+            format!("{} x min_per_s", copies.0),
+            format!("{} x ", copies.0),
+        )
+    } else {
+        ("min_per_s".to_owned(), String::new())
+    };
     out.push(bound(
         "retries in any window",
         percent,
@@ -245,20 +265,20 @@ fn finagle(
             short(reserve)
         ),
         format!(
-            "percent x requests in the last {ttl} + min_per_s x ttl = {} x requests + {} x {}",
+            "percent x requests in the last {ttl} + {floor} x ttl = {} x requests + {n}{} x {}",
             short(percent),
             short(min_per_s),
             short(ttl.as_secs_f64())
         ),
     ));
     if let Rate::AtLeast(r) | Rate::About(r) = rate {
-        let a = 1.0 + percent + min_per_s / r;
+        let a = 1.0 + percent + copies.n() * min_per_s / r;
         out.push(bound(
             "attempts per request, total failure, long run",
             a,
             format!("{} attempts", short(a)),
             format!(
-                "1 + percent + min_per_s / rate = 1 + {} + {} / {}",
+                "1 + percent + {floor} / rate = 1 + {} + {n}{} / {}",
                 short(percent),
                 short(min_per_s),
                 short(r)
@@ -268,65 +288,74 @@ fn finagle(
 }
 
 /// Envoy's retry budget: retries in progress.
-fn concurrency(l: crate::retry::ConcurrencyLimit, out: &mut Vec<Bound>) {
+fn concurrency(l: crate::retry::ConcurrencyLimit, copies: Copies, out: &mut Vec<Bound>) {
     let counted = if l.count_backoff {
         "from its decision, backoff included"
     } else {
         "counted once sent: those waiting out a backoff are not, so any number may wait"
     };
+    let floor = copies.n() * f64::from(l.min_concurrency);
     out.push(bound(
         "retries in progress",
         l.percent,
         format!(
             "{}% of the requests in progress, at least {} ({counted})",
             short(100.0 * l.percent),
-            l.min_concurrency
+            short(floor)
         ),
-        format!(
+        copies.times(format!(
             "max(percent x requests in progress, min_concurrency) = max({} x n, {})",
             short(l.percent),
             l.min_concurrency
-        ),
+        )),
     ));
 }
 
-/// What an adaptive throttle lets through under total failure.
-pub fn throttle(t: &ThrottleConfig, rate: Rate) -> Vec<Bound> {
+/// What an adaptive throttle (`copies` of it, each counting its proxy's
+/// share of `rate`) lets through under total failure.
+pub fn throttle(t: &ThrottleConfig, rate: Rate, copies: Copies) -> Vec<Bound> {
     let w = t.window.as_secs_f64();
     let per_window = match rate {
         Rate::AtLeast(r) | Rate::About(r) => {
             // With n requests a window and no accepts, each is let through
             // with probability 1 / (n_before + 1), n_before from 0 to n - 1
             // at the start, then about n: about one a window in the long run.
-            let n = r * w;
+            let n = r / copies.n() * w;
             n / (n + 1.0)
         }
         Rate::Unknown => 1.0,
+    };
+    let per_window = copies.n() * per_window;
+    let rate_words = if copies.0 > 1 {
+        "rate / proxies x window"
+    } else {
+        "rate x window"
     };
     vec![bound(
         "attempts sent per window, total failure, long run",
         per_window,
         format!("about {} every {}", short(per_window), seconds(w)),
-        format!(
-            "n / (n + 1) with n = rate x window requests counted and none accepted (K = {})",
+        copies.times(format!(
+            "n / (n + 1) with n = {rate_words} requests counted and none accepted (K = {})",
             short(t.k)
-        ),
+        )),
     )]
 }
 
-/// What an open breaker lets through while attempts keep failing.
-pub fn breaker(b: &BreakerConfig) -> Vec<Bound> {
+/// What an open breaker (`copies` of it) lets through while attempts keep
+/// failing.
+pub fn breaker(b: &BreakerConfig, copies: Copies) -> Vec<Bound> {
     let open = b.open_for.as_secs_f64() * (1.0 - b.jitter);
-    let per_s = f64::from(b.probes) / open;
+    let per_s = copies.n() * f64::from(b.probes) / open;
     vec![bound(
         "attempts a second while open, total failure",
         per_s,
         format!("{} a second", short(per_s)),
-        format!(
+        copies.times(format!(
             "probes / shortest open_for = {} / {}",
             b.probes,
             seconds(open)
-        ),
+        )),
     )]
 }
 
@@ -343,6 +372,7 @@ mod tests {
                     token_ratio: 0.1,
                 },
                 Rate::AtLeast(100.0),
+                Copies::ONE,
             )
         };
         assert_eq!(b(10.0)[0].value, 4.0);
@@ -364,6 +394,7 @@ mod tests {
                 success_bonus: 1,
             },
             Rate::Unknown,
+            Copies::ONE,
         );
         assert_eq!(b[0].value, 100.0);
         assert!(b[0].shown.contains("50 after timeouts"));

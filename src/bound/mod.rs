@@ -19,17 +19,44 @@ pub use value::{Bound, Rate, seconds, short};
 
 use crate::retry::Strategy;
 
-/// Every bound of a strategy's own settings.
-pub fn strategy(s: &Strategy, rate: Rate) -> Vec<Bound> {
+/// Every bound of a strategy's own settings, for users behind `proxies`
+/// proxies: a guard the strategy does not share is one per proxy, each
+/// with its floor and its allowance, so what they let through adds up.
+pub fn strategy(s: &Strategy, rate: Rate, proxies: u16) -> Vec<Bound> {
     let mut out = vec![attempts_per_request(s), wave::give_up(s)];
+    let copies = |shared: bool| Copies(if shared { 1 } else { proxies.max(1) });
     if let Some(b) = &s.budget {
-        out.extend(budget(b, rate));
+        out.extend(budget(b, rate, copies(s.shared.budget)));
     }
     if let Some(t) = &s.throttle {
-        out.extend(throttle(t, rate));
+        out.extend(throttle(t, rate, copies(s.shared.throttle)));
     }
     if let Some(b) = &s.breaker {
-        out.extend(breaker(b));
+        out.extend(breaker(b, copies(s.shared.breaker)));
     }
     out
+}
+
+/// How many copies of a guard there are: one per proxy, or one for all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Copies(pub u16);
+
+impl Copies {
+    /// One guard for all the users.
+    pub const ONE: Copies = Copies(1);
+
+    /// The count, as a number.
+    pub fn n(self) -> f64 {
+        f64::from(self.0)
+    }
+
+    /// `formula` for one copy, with the copies in front: "N proxies x
+    /// (...)" when there are several.
+    pub fn times(self, formula: String) -> String {
+        if self.0 > 1 {
+            format!("{} proxies x ({formula})", self.0)
+        } else {
+            formula
+        }
+    }
 }

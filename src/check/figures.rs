@@ -124,36 +124,7 @@ pub(super) fn of(
         l.max_attempts,
         status,
     ));
-    let floor = settings_figure(runs, k, |s| match &s.budget {
-        Some(BudgetConfig::Finagle { min_per_s, .. }) => Value::Number(*min_per_s),
-        _ => Value::Absent,
-    });
-    if floor.iter().any(|v| *v != Value::Absent) {
-        out.push(at_most(
-            figure(
-                "budget_floor_per_s",
-                "retries/s the budget allows at any traffic",
-                Unit::PerSecond,
-                floor,
-                source(now, "budget"),
-            ),
-            l.max_budget_floor_per_s,
-            status,
-        ));
-    }
-    let in_flight = settings_figure(runs, k, |s| match &s.budget {
-        Some(BudgetConfig::Concurrency(c)) => Value::Number(f64::from(c.min_concurrency)),
-        _ => Value::Absent,
-    });
-    if in_flight.iter().any(|v| *v != Value::Absent) {
-        out.push(figure(
-            "retry_concurrency_floor",
-            "retries in progress allowed at any traffic",
-            Unit::Count,
-            in_flight,
-            source(now, "budget"),
-        ));
-    }
+    budget_floors(k, status, now, runs, settings, &mut out);
     let ejection = [ejection_share(then), ejection_share(now)];
     if ejection.iter().any(|v| *v != Value::Absent) {
         out.push(at_most(
@@ -172,6 +143,65 @@ pub(super) fn of(
         trial_figures(k, t, status, runs, settings, &mut out);
     }
     out
+}
+
+/// The floors of pair `k`'s budget: the retries a second (Finagle's,
+/// Linkerd's) or in progress (Envoy's) it allows at any traffic, one floor
+/// per proxy that keeps its own.
+fn budget_floors(
+    k: usize,
+    status: Status,
+    now: Option<&Found<'_>>,
+    runs: &Runs,
+    settings: &Settings,
+    out: &mut Vec<Figure>,
+) {
+    let l = &settings.limits;
+    // A budget each proxy keeps has a floor each: they add up.
+    let proxies = |s: &Strategy| {
+        if s.shared.budget {
+            1.0
+        } else {
+            f64::from(runs.proxies)
+        }
+    };
+    let floor = settings_figure(runs, k, |s| match &s.budget {
+        Some(BudgetConfig::Finagle { min_per_s, .. }) => Value::Number(proxies(s) * min_per_s),
+        _ => Value::Absent,
+    });
+    let behind = if runs.proxies > 1 {
+        format!(", {} proxies' floors together", runs.proxies)
+    } else {
+        String::new()
+    };
+    if floor.iter().any(|v| *v != Value::Absent) {
+        out.push(at_most(
+            figure(
+                "budget_floor_per_s",
+                &format!("retries/s the budget allows at any traffic{behind}"),
+                Unit::PerSecond,
+                floor,
+                source(now, "budget"),
+            ),
+            l.max_budget_floor_per_s,
+            status,
+        ));
+    }
+    let in_flight = settings_figure(runs, k, |s| match &s.budget {
+        Some(BudgetConfig::Concurrency(c)) => {
+            Value::Number(proxies(s) * f64::from(c.min_concurrency))
+        }
+        _ => Value::Absent,
+    });
+    if in_flight.iter().any(|v| *v != Value::Absent) {
+        out.push(figure(
+            "retry_concurrency_floor",
+            &format!("retries in progress allowed at any traffic{behind}"),
+            Unit::Count,
+            in_flight,
+            source(now, "budget"),
+        ));
+    }
 }
 
 /// The figures of trial `t` for pair `k`, when it was run.

@@ -118,6 +118,9 @@ pub struct World {
     pub text: String,
     /// Its file, for messages; `None` for the built-in world.
     pub file: Option<String>,
+    /// The proxies its users are behind, over its own `[clients] proxies`
+    /// (`sim check --proxies`).
+    pub proxies: Option<u32>,
 }
 
 impl World {
@@ -126,6 +129,7 @@ impl World {
         World {
             text: include_str!("trial.toml").to_owned(),
             file: None,
+            proxies: None,
         }
     }
 
@@ -152,6 +156,9 @@ impl World {
             .map_err(|e| format!("{}: cannot be read as TOML: {e}", self.name()))?;
         for key in ["strategy", "sweep", "outage"] {
             doc.remove(key);
+        }
+        if let (Some(n), Some(clients)) = (self.proxies, doc.get_mut("clients")) {
+            clients["proxies"] = toml_edit::value(i64::from(n));
         }
         Ok(doc)
     }
@@ -206,6 +213,9 @@ pub(super) struct Runs {
     strategies: HashMap<(usize, Side), Strategy>,
     /// Each trial's summary, by pair, side and trial.
     trials: HashMap<(usize, Side, usize), Summary>,
+    /// The proxies the world's users are behind: each keeps its own copy
+    /// of a strategy's guards.
+    pub(super) proxies: u16,
 }
 
 type Pair<'a> = (Status, Option<Found<'a>>, Option<Found<'a>>);
@@ -229,6 +239,7 @@ impl Runs {
             })
             .collect();
         let read = load(world, None, seed, &all)?;
+        let proxies = read.world.proxies.count;
         let strategies: HashMap<(usize, Side), Strategy> = all
             .iter()
             .zip(read.strategies)
@@ -256,7 +267,11 @@ impl Runs {
                 }
             }
         }
-        Ok(Runs { strategies, trials })
+        Ok(Runs {
+            strategies,
+            trials,
+            proxies,
+        })
     }
 
     /// The strategy of pair `k` on `side`, as the simulator reads it.

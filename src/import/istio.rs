@@ -45,11 +45,7 @@ fn retry_budget(ctx: &mut Ctx, rb: &Node, f: &str) -> Result<Entry, ImportError>
             "a budget over an interval of requests (istio/api#3716): the simulator's Envoy budget counts the requests in progress",
         );
     }
-    ctx.not_modelled(
-        rb,
-        f,
-        "counted by each Envoy; shared by all clients in the simulator",
-    );
+    ctx.not_modelled(rb, f, super::PER_PROXY);
     Ok(entry(
         "budget",
         format!(

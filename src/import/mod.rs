@@ -31,12 +31,12 @@ use std::path::Path;
 use tree::Node;
 pub use write::{chain_into_scenario, fragment, into_scenario};
 
-/// Why a budget, a retry circuit breaker or outlier detection that a proxy
-/// keeps is listed among the fields not modelled although it is read: each
-/// client's proxy (an Envoy sidecar, a Linkerd proxy) counts its own, and
-/// the simulator keeps one for all clients until it has proxies of their
-/// own.
-pub(crate) const PER_PROXY: &str = "counted by each proxy (each client's sidecar, or the gateway); read, but shared by all clients in the simulator";
+/// How a budget, a retry circuit breaker or outlier detection that a proxy
+/// keeps is read: each client's proxy (an Envoy sidecar, a Linkerd proxy)
+/// counts its own, and so does the simulator, one per proxy of
+/// `[clients] proxies` (one, for all clients, unless the scenario says how
+/// many).
+pub(crate) const PER_PROXY: &str = "counted by each proxy (each client's sidecar, or each replica of the gateway), as the simulator counts it: set [clients] proxies to how many there are (one for all clients unless set)";
 
 /// A value written into the scenario: `key = value`, and where it came from.
 #[derive(Clone, Debug, PartialEq)]

@@ -233,3 +233,91 @@ fn proxies_with_their_own_view_eject_on_their_own() {
         assert_eq!(find(&s), find(&p), "{strategy}");
     }
 }
+
+/// `sim bound` counts a guard per proxy: five gRPC token buckets of 10
+/// allow 5 x 4 = 20 retries under total failure (the run makes exactly
+/// those: nothing ever succeeds to refill them), and ten Finagle budgets of
+/// 2 a second allow 1 + 10 x 2 / 200 = 1.1 attempts per request, which the
+/// run fills from below (its first window has less; within 2%).
+#[test]
+fn bounds_count_each_proxys_guards() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = failing(
+        5,
+        "[[strategy]]\nname = \"bucket\"\nbudget = { kind = \"token-bucket\", max_tokens = 10, token_ratio = 0.1 }\n\
+         [[strategy]]\nname = \"bucket-shared\"\nshared = [\"budget\"]\nbudget = { kind = \"token-bucket\", max_tokens = 10, token_ratio = 0.1 }",
+    );
+    let file = dir.path().join("b.toml");
+    std::fs::write(&file, &text).unwrap();
+    let printed = crate::common::stdout(
+        &crate::common::sim()
+            .arg("bound")
+            .arg(&file)
+            .assert()
+            .success(),
+    );
+    let out = run(dir.path(), "b", &text, "2");
+    for (strategy, retries) in [("bucket", 20), ("bucket-shared", 4)] {
+        let block = printed
+            .split(&format!("strategy \"{strategy}\""))
+            .nth(1)
+            .unwrap();
+        let line = block
+            .lines()
+            .find(|l| l.trim_start().starts_with("retries in all, total failure:"))
+            .unwrap();
+        assert!(line.contains(&format!(": {retries} retries")), "{line}");
+        assert_eq!(summary(&out, strategy, "retries"), retries);
+    }
+    let finagle = failing(10, "[[strategy]]\nname = \"f\"");
+    std::fs::write(&file, &finagle).unwrap();
+    let printed = crate::common::stdout(
+        &crate::common::sim()
+            .arg("bound")
+            .arg(&file)
+            .assert()
+            .success(),
+    );
+    assert!(
+        printed.contains("1 + percent + 10 x min_per_s / rate = 1 + 0 + 10 x 2 / 200"),
+        "{printed}"
+    );
+    let out = run(dir.path(), "f", &finagle, "2");
+    let a = summary(&out, "f", "attempts") as f64 / summary(&out, "f", "logical_requests") as f64;
+    assert!(a <= 1.1 + 1e-3 && a > 0.98 * 1.1, "{a}");
+}
+
+/// `sim check --proxies N` counts a Linkerd budget's floor of 10 retries a
+/// second once per proxy: 100 proxies, 1000 a second.
+#[test]
+fn check_counts_the_floors_of_its_proxies() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/import/linkerd.yaml");
+    let floor = |proxies: &str| {
+        let a = crate::common::sim()
+            .arg("check")
+            .arg(&file)
+            .args([
+                "--proxies",
+                proxies,
+                "--trial",
+                "unavailable:2s",
+                "--format",
+                "json",
+            ])
+            .assert()
+            .code(1);
+        let out = crate::common::stdout(&a);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["figures"].as_array().unwrap().clone())
+            .find(|f| f["id"] == "budget_floor_per_s")
+            .unwrap()["after"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(floor("1"), 10.0);
+    assert_eq!(floor("100"), 1000.0);
+}
