@@ -169,14 +169,17 @@ fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
                 ),
             }
         }
+        // Istio's pilot turns Envoy's success-rate ejection off in every
+        // outlier detection it writes (applyOutlierDetection).
+        keys.push("enforcing_success_rate = 0.0".to_owned());
+        from.push(format!(
+            "{} outlierDetection: Istio sets Envoy's enforcing_success_rate to 0",
+            ctx.at(od)
+        ));
         server.push(entry(
             "outlier",
             format!("{{ {} }}", keys.join(", ")),
-            if from.is_empty() {
-                format!("{} outlierDetection: Istio's defaults", ctx.at(od))
-            } else {
-                from.join("; ")
-            },
+            from.join("; "),
         ));
         server.push(panic.unwrap_or_else(|| {
             entry(

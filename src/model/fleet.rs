@@ -84,6 +84,10 @@ pub struct OutlierConfig {
     /// companions); `None` off, as Envoy's `enforcing_failure_percentage`
     /// defaults to 0.
     pub failure_percentage: Option<FailurePercentage>,
+    /// Success-rate ejection (`success_rate_stdev_factor` and its
+    /// companions); on by default, as Envoy's `enforcing_success_rate`
+    /// defaults to 100%; `None` off.
+    pub success_rate: Option<SuccessRate>,
 }
 
 impl Default for OutlierConfig {
@@ -95,6 +99,33 @@ impl Default for OutlierConfig {
             max_ejection_time: SimDuration::from_secs(300),
             max_ejection_share: 0.10,
             failure_percentage: None,
+            success_rate: Some(SuccessRate::default()),
+        }
+    }
+}
+
+/// Envoy's success-rate detector: at each sweep, among the replicas with at
+/// least `request_volume` answers in the interval (if at least
+/// `minimum_hosts` have that many), a replica whose success rate is below
+/// `mean - stdev_factor x stdev` of theirs is ejected (the mean and the
+/// standard deviation of the success rates, in percent, of those
+/// replicas; Envoy's `success_rate_stdev_factor` is that factor times 1000).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SuccessRate {
+    /// The factor (`success_rate_stdev_factor` / 1000: 1.9).
+    pub stdev_factor: f64,
+    /// Replicas with enough volume needed (`success_rate_minimum_hosts`, 5).
+    pub minimum_hosts: u32,
+    /// Answers in the interval needed (`success_rate_request_volume`, 100).
+    pub request_volume: u32,
+}
+
+impl Default for SuccessRate {
+    fn default() -> Self {
+        SuccessRate {
+            stdev_factor: 1.9,
+            minimum_hosts: 5,
+            request_volume: 100,
         }
     }
 }
@@ -224,6 +255,37 @@ impl OutlierConfig {
                 false
             }
         }
+    }
+
+    /// The success-rate verdicts of a sweep, for replicas' `(answers,
+    /// failures)` in the interval: which are outliers (before the maximum
+    /// share is applied), as Envoy's `successRateEjectionThreshold` finds
+    /// them: the mean and population standard deviation of the success
+    /// rates (in percent) of the replicas with enough answers, and those
+    /// below `mean - factor x stdev`.
+    pub fn success_outliers(&self, windows: &[(u32, u32)]) -> Vec<bool> {
+        let Some(sr) = self.success_rate else {
+            return vec![false; windows.len()];
+        };
+        let enough = |&(a, _): &(u32, u32)| a >= sr.request_volume.max(1);
+        let rates: Vec<f64> = windows
+            .iter()
+            .filter(|w| enough(w))
+            .map(|&(a, f)| 100.0 * f64::from(a - f.min(a)) / f64::from(a))
+            .collect();
+        if (rates.len() as u32) < sr.minimum_hosts.max(1) {
+            return vec![false; windows.len()];
+        }
+        let n = rates.len() as f64;
+        let mean = rates.iter().sum::<f64>() / n;
+        let variance = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n;
+        let threshold = mean - sr.stdev_factor * variance.sqrt();
+        windows
+            .iter()
+            .map(|&(a, f)| {
+                enough(&(a, f)) && 100.0 * f64::from(a - f.min(a)) / f64::from(a) < threshold
+            })
+            .collect()
     }
 
     /// The failure-percentage verdicts of a sweep, for replicas' `(answers,
@@ -525,6 +587,32 @@ mod tests {
         assert!(half.may_eject(2, 5));
         assert!(!half.may_eject(3, 5));
         assert!(!half.may_eject(5, 10));
+    }
+
+    /// Envoy's success-rate rule by hand (factor 1.9): rates of 100, 100,
+    /// 100, 100 and 50% have a mean of 90 and a standard deviation of 20,
+    /// so the threshold is 90 - 38 = 52 and the fifth is out; with two at
+    /// 50% the mean is 80, the deviation sqrt(600) = 24.5 and the threshold
+    /// 33.5, so neither is. Too few answers (99 of 100), or fewer than five
+    /// replicas with enough, judge nobody.
+    #[test]
+    fn success_rate_ejects_below_the_mean_less_its_spread() {
+        let c = OutlierConfig::default();
+        let w = |f: [u32; 5]| f.map(|f| (200, f)).to_vec();
+        assert_eq!(
+            c.success_outliers(&w([0, 0, 0, 0, 100])),
+            [false, false, false, false, true]
+        );
+        assert_eq!(c.success_outliers(&w([0, 0, 0, 100, 100])), [false; 5]);
+        let mut thin = w([0, 0, 0, 0, 100]);
+        thin[0].0 = 99;
+        assert_eq!(c.success_outliers(&thin), [false; 5]);
+        assert_eq!(c.success_outliers(&w([0, 0, 0, 0, 100])[1..]), [false; 4]);
+        let off = OutlierConfig {
+            success_rate: None,
+            ..c
+        };
+        assert_eq!(off.success_outliers(&w([0, 0, 0, 0, 100])), [false; 5]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod keys;
 pub mod locate;
 pub mod presets;
 pub mod schema;
+mod schema_fleet;
 mod strategy;
 pub mod sweep;
 pub mod validate;

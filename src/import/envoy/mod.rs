@@ -323,10 +323,23 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
             for (k, v) in od.entries() {
                 let fk = format!("{f}.{k}");
                 match k.as_str() {
-                    "consecutive_5xx" | "failure_percentage_minimum_hosts" | "failure_percentage_request_volume" => {
+                    "consecutive_5xx" | "failure_percentage_minimum_hosts" | "failure_percentage_request_volume"
+                    | "success_rate_minimum_hosts" | "success_rate_request_volume" | "success_rate_stdev_factor" => {
                         let n = wrapped(ctx, v, &fk)?;
                         keys.push(format!("{k} = {}", n as u64));
                         from.push(ctx.from(v.get("value").unwrap_or(v), &fk));
+                    }
+                    "enforcing_success_rate" => {
+                        let n = wrapped(ctx, v, &fk)?;
+                        // Any share above 0 is read as all: ejecting a share
+                        // of the outliers found is not modelled.
+                        let on = n > 0.0;
+                        keys.push(format!("{k} = {}", if on { "100.0" } else { "0.0" }));
+                        let mut line = ctx.from(v.get("value").unwrap_or(v), &fk);
+                        if on && n < 100.0 {
+                            line.push_str(" (read as 100: a share is not modelled)");
+                        }
+                        from.push(line);
                     }
                     "max_ejection_percent" | "failure_percentage_threshold" => {
                         let n = wrapped(ctx, v, &fk)?;
@@ -338,7 +351,7 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
                         keys.push(format!("{k} = {}", toml_duration(ns)));
                         from.push(ctx.from(v, &fk));
                     }
-                    _ => ctx.not_modelled(v, &fk, "the simulator's outlier detection has consecutive 5xx and failure percentage only"),
+                    _ => ctx.not_modelled(v, &fk, "the simulator's outlier detection has consecutive 5xx, success rate and failure percentage only"),
                 }
             }
             Some(entry(

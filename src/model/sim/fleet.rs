@@ -309,6 +309,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let Some(cfg) = h.opts.outlier else {
             return false;
         };
+        if h.outlier(v, r).ejected_at.is_some() {
+            return false;
+        }
         let (in_service, ejected) = h.counts(v);
         if !cfg.may_eject(ejected, in_service) {
             return false;
@@ -410,10 +413,14 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                     })
                     .collect();
                 self.refresh_open(tier, None);
+                // Success rate first, then failure percentage, as Envoy
+                // processes them at the end of its interval.
                 for (v, windows) in windows.chunks(n).enumerate() {
-                    for (r, out) in cfg.failure_outliers(windows).into_iter().enumerate() {
+                    let rate = cfg.success_outliers(windows);
+                    let share = cfg.failure_outliers(windows);
+                    for (r, out) in rate.into_iter().chain(share).enumerate() {
                         if out {
-                            self.try_eject(tier, r, v);
+                            self.try_eject(tier, r % n, v);
                         }
                     }
                 }

@@ -128,8 +128,9 @@ impl Checker<'_> {
                 None
             }
         };
-        self.ensure(consecutive.is_some() || failure_percentage.is_some(), &key.join("consecutive_5xx"), || {
-            "with consecutive_5xx = 0 and no failure_percentage_threshold nothing can eject: remove the outlier table or turn one detector on".into()
+        let success_rate = self.success_rate(o, key)?;
+        self.ensure(consecutive.is_some() || failure_percentage.is_some() || success_rate.is_some(), &key.join("consecutive_5xx"), || {
+            "with consecutive_5xx = 0, enforcing_success_rate = 0 and no failure_percentage_threshold nothing can eject: remove the outlier table or turn one detector on".into()
         })?;
         let c = OutlierConfig {
             consecutive_5xx: consecutive,
@@ -152,8 +153,35 @@ impl Checker<'_> {
                 None => d.max_ejection_share,
             },
             failure_percentage,
+            success_rate,
         };
         Ok(c)
+    }
+
+    /// Envoy's success-rate detector, on unless `enforcing_success_rate`
+    /// is 0 (partial enforcement, a coin per ejection, is not modelled).
+    fn success_rate(&self, o: &OutlierFile, key: &KeyPath) -> Checked<Option<SuccessRate>> {
+        let d = SuccessRate::default();
+        let on = match o.enforcing_success_rate {
+            None => true,
+            Some(p) => {
+                self.ensure(p == 0.0 || p == 100.0, &key.join("enforcing_success_rate"), || {
+                    format!("enforcing_success_rate must be 100 (Envoy's default: every outlier found is ejected) or 0 (off), got {p}; ejecting a share of them is not modelled")
+                })?;
+                p == 100.0
+            }
+        };
+        let factor = o
+            .success_rate_stdev_factor
+            .unwrap_or(1000.0 * d.stdev_factor);
+        self.ensure(factor.is_finite() && factor >= 0.0, &key.join("success_rate_stdev_factor"), || {
+            format!("success_rate_stdev_factor is the factor times 1000 (Envoy's default 1900 for 1.9), a number >= 0, got {factor}")
+        })?;
+        Ok(on.then(|| SuccessRate {
+            stdev_factor: factor / 1000.0,
+            minimum_hosts: o.success_rate_minimum_hosts.unwrap_or(d.minimum_hosts),
+            request_volume: o.success_rate_request_volume.unwrap_or(d.request_volume),
+        }))
     }
 
     pub(in crate::scenario) fn autoscale(

@@ -12,7 +12,7 @@ use crate::engine::{SimDuration, SimTime};
 use crate::metrics::MetricsConfig;
 use crate::model::balancer::Balancer;
 use crate::model::fleet::{
-    AutoscaleConfig, FailurePercentage, FleetOptions, HealthCheckConfig, OutlierConfig,
+    AutoscaleConfig, FailurePercentage, FleetOptions, HealthCheckConfig, OutlierConfig, SuccessRate,
 };
 use crate::model::{
     Discipline, Dist, Load, Outage, OutageKind, Overload, ServerConfig, ServerModel, Shedding,
