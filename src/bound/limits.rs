@@ -104,6 +104,23 @@ pub fn budget(b: &BudgetConfig, rate: Rate, copies: Copies) -> Vec<Bound> {
             percent,
         } => finagle(ttl, min_per_s, percent, rate, copies, &mut out),
         BudgetConfig::Concurrency(l) => concurrency(l, copies, &mut out),
+        BudgetConfig::FailureRatio { max_rate } => {
+            out.push(bound(
+                "retries in all, total failure",
+                0.0,
+                "0 retries".to_owned(),
+                format!(
+                    "a retry needs failed attempts <= {} x requests, and every request's first attempt fails",
+                    short(max_rate)
+                ),
+            ));
+            out.push(bound(
+                "failed attempts per request, long run",
+                max_rate,
+                format!("{} per request, then no retries", short(max_rate)),
+                format!("max_rate = {}", short(max_rate)),
+            ));
+        }
     }
     out
 }

@@ -60,6 +60,15 @@ pub enum BudgetConfig {
     },
     /// Envoy's retry budget or its retry circuit breaker.
     Concurrency(ConcurrencyLimit),
+    /// The circuit breaker of Brooker's retry simulator (retry_sim, 2022):
+    /// first attempts always go; a retry goes only while the failed
+    /// attempts so far, this one included, are at most `max_rate` of the
+    /// logical requests so far (over the client's whole life: no window,
+    /// no open time). It stops retries, never first attempts.
+    FailureRatio {
+        /// Failed attempts per request above which retries stop (0.1).
+        max_rate: f64,
+    },
 }
 
 /// Envoy's retry budget: retries in progress may be at most `percent` of the
@@ -98,6 +107,9 @@ pub struct Budget {
     /// Logical requests and retries in progress (concurrency budget).
     active_requests: u64,
     active_retries: u64,
+    /// Logical requests and failed attempts so far (failure ratio).
+    calls: u64,
+    failures: u64,
 }
 
 impl Budget {
@@ -108,7 +120,7 @@ impl Budget {
             BudgetConfig::AwsQuota { capacity, .. } => (f64::from(*capacity), None),
             BudgetConfig::Ratio { window, .. } => (0.0, Some(SlidingCounts::new(*window))),
             BudgetConfig::Finagle { ttl, .. } => (0.0, Some(SlidingCounts::new(*ttl))),
-            BudgetConfig::Concurrency(_) => (0.0, None),
+            BudgetConfig::Concurrency(_) | BudgetConfig::FailureRatio { .. } => (0.0, None),
         };
         Budget {
             config: config.clone(),
@@ -116,6 +128,8 @@ impl Budget {
             window,
             active_requests: 0,
             active_retries: 0,
+            calls: 0,
+            failures: 0,
         }
     }
 
@@ -130,6 +144,7 @@ impl Budget {
             w.add(now, 1, 0);
         }
         self.active_requests += 1;
+        self.calls += 1;
     }
 
     /// A logical request ended, whatever its fate.
@@ -149,6 +164,7 @@ impl Budget {
         if let BudgetConfig::TokenBucket { .. } = self.config {
             self.level = (self.level - 1.0).max(0.0);
         }
+        self.failures += 1;
         self.release(retry_cost);
     }
 
@@ -199,7 +215,8 @@ impl Budget {
             }
             BudgetConfig::Ratio { .. }
             | BudgetConfig::Finagle { .. }
-            | BudgetConfig::Concurrency(_) => {}
+            | BudgetConfig::Concurrency(_)
+            | BudgetConfig::FailureRatio { .. } => {}
         }
     }
 
@@ -254,6 +271,9 @@ impl Budget {
                     w.add(now, 0, 1);
                 }
                 allowed.then_some(0)
+            }
+            BudgetConfig::FailureRatio { max_rate } => {
+                (self.failures as f64 <= max_rate * self.calls as f64).then_some(0)
             }
             BudgetConfig::Concurrency(limit) => {
                 let cap = (limit.percent * self.active_requests as f64)
@@ -343,6 +363,27 @@ mod tests {
         assert_eq!(quota.on_retry_sent(cost), 2, "the quota's refund stands");
         quota.on_success(2);
         assert_eq!(quota.level(), 10.0);
+    }
+
+    /// Brooker's breaker: 10 requests, then failures. The first failure
+    /// makes 1 of 10 (at most 0.1: retry), the second 2 of 10 (stop); a
+    /// request more does not help while failures keep coming.
+    #[test]
+    fn failure_ratio_stops_retries_past_its_rate() {
+        let mut b = Budget::new(&BudgetConfig::FailureRatio { max_rate: 0.1 });
+        for _ in 0..10 {
+            b.on_request(at(0));
+        }
+        b.on_failure(Outcome::Status503, 0);
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), Some(0));
+        b.on_failure(Outcome::Status503, 0);
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), None);
+        for _ in 0..10 {
+            b.on_request(at(0));
+        }
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), Some(0));
+        b.on_failure(Outcome::Status503, 0);
+        assert_eq!(b.try_retry(at(0), Outcome::Status503), None);
     }
 
     /// Envoy's own example of its retry budget (circuit_breaker.proto's

@@ -728,6 +728,12 @@ pub enum BudgetFile {
         /// Share of requests that may retry.
         percent: Option<f64>,
     },
+    /// Brooker's retry-simulator breaker: retries stop while failed attempts
+    /// exceed `max_rate` (0.1) of the requests so far.
+    FailureRatio {
+        /// Failed attempts per request above which retries stop.
+        max_rate: Option<f64>,
+    },
     /// Envoy's retry budget: `percent` (0.2) of the requests in progress may
     /// be retries in progress, and at least `min_concurrency` (3).
     Concurrency {

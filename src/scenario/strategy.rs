@@ -447,6 +447,9 @@ impl Checker<'_> {
                 },
                 percent: fraction(percent.unwrap_or(0.2), "percent")?,
             },
+            BudgetFile::FailureRatio { max_rate } => BudgetConfig::FailureRatio {
+                max_rate: self.max_rate(*max_rate, key)?,
+            },
             BudgetFile::Concurrency {
                 percent,
                 min_concurrency,
@@ -457,6 +460,15 @@ impl Checker<'_> {
                 count_backoff: count_backoff.unwrap_or(true),
             }),
         }))
+    }
+
+    /// A failure-ratio budget's `max_rate` (Brooker's 0.1 unless given).
+    fn max_rate(&self, max_rate: Option<f64>, key: &KeyPath) -> Checked<f64> {
+        let v = max_rate.unwrap_or(0.1);
+        self.ensure(v.is_finite() && v >= 0.0, &key.join("max_rate"), || {
+            format!("max_rate is failed attempts per request, a number >= 0, got {v}")
+        })?;
+        Ok(v)
     }
 
     fn breaker(&self, b: &BreakerFile, key: &KeyPath) -> Checked<BreakerConfig> {

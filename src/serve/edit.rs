@@ -40,13 +40,14 @@ const BALANCERS: [&str; 5] = [
     "pick-first",
 ];
 const OUTAGE_KINDS: [&str; 6] = ["reset", "503", "blackhole", "brownout", "spike", "errors"];
-const BUDGET_KINDS: [&str; 6] = [
+const BUDGET_KINDS: [&str; 7] = [
     "none",
     "token-bucket",
     "aws-quota",
     "ratio",
     "finagle",
     "concurrency",
+    "failure-ratio",
 ];
 
 /// `key` read as a key path, or what is wrong with it (its start only: a
@@ -566,6 +567,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             Some(BudgetConfig::Ratio { .. }) => "ratio",
             Some(BudgetConfig::Finagle { .. }) => "finagle",
             Some(BudgetConfig::Concurrency(_)) => "concurrency",
+            Some(BudgetConfig::FailureRatio { .. }) => "failure-ratio",
         };
         add(
             format!("strategy[{i}].budget"),
@@ -574,7 +576,7 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             "budget",
             budget.into(),
             &BUDGET_KINDS,
-            "caps retries across all clients: gRPC's token bucket, the AWS quota, a 10% ratio, Finagle's, Envoy's concurrency",
+            "caps retries across all clients: gRPC's token bucket, the AWS quota, a 10% ratio, Finagle's, Envoy's concurrency, Brooker's failure ratio",
         );
         if let Some(h) = &st.hedging {
             add(
