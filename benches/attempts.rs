@@ -25,6 +25,10 @@
 //!   timing in the book's speed chapter: about a minute, too long to sample
 //!   here).
 //!
+//! - `mesh`: 100 000 clients behind 1000 proxies, each with its own budget,
+//!   balancer and outlier detection, in front of 100 replicas
+//!   (`benches/mesh-1000.toml`), 14 s simulated with its run's twin.
+//!
 //! `cargo bench --bench attempts`; the throughput line reads "Melem/s":
 //! million attempts per second. `benches/paired.py` times two builds of the
 //! whole program against each other.
@@ -246,10 +250,26 @@ fn million(c: &mut Criterion) {
     group.finish();
 }
 
+fn mesh(c: &mut Criterion) {
+    let s = load("benches/mesh-1000.toml");
+    let mut world = s.world.clone();
+    // 14 s simulated: the 2 s stall at 10 s and its aftermath.
+    world.duration = SimDuration::from_secs(14);
+    let strategy = &s.strategies[0];
+    let measure = || model::run_measured(&world, strategy, s.seed, &s.metrics);
+    let mut group = c.benchmark_group("mesh");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(measure().run.totals.attempts));
+    group.bench_function("1000-proxies-100-replicas", |b| {
+        b.iter(|| black_box(measure()))
+    });
+    group.finish();
+}
+
 // Criterion's HTML charts would need a system font; the figures are what matter.
 criterion_group! {
     name = benches;
     config = Criterion::default().without_plots();
-    targets = main_scenario, aws_sweep, million
+    targets = main_scenario, aws_sweep, million, mesh
 }
 criterion_main!(benches);
