@@ -42,6 +42,9 @@ pub enum Dist {
         /// Largest value.
         high: SimDuration,
     },
+    /// A mixture: each draw comes from one part, part `i` with probability
+    /// `weight_i` (5% of requests ten times slower: a mixture of two).
+    Mixture(Vec<(f64, Dist)>),
 }
 
 impl Dist {
@@ -82,9 +85,35 @@ impl Dist {
         (low <= high).then_some(Dist::Uniform { low, high })
     }
 
+    /// A mixture of `parts`, (weight, distribution), weights positive and
+    /// summing to 1 (within 1e-9), no part itself a mixture.
+    pub fn mixture(parts: Vec<(f64, Dist)>) -> Option<Dist> {
+        let sum: f64 = parts.iter().map(|p| p.0).sum();
+        let ok = !parts.is_empty()
+            && (sum - 1.0).abs() < 1e-9
+            && parts
+                .iter()
+                .all(|(w, d)| *w > 0.0 && !matches!(d, Dist::Mixture(_)));
+        ok.then_some(Dist::Mixture(parts))
+    }
+
     /// Draws one duration.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> SimDuration {
         match self {
+            Dist::Mixture(parts) => {
+                // One draw picks the part, the next ones are the part's.
+                let u: f64 = rng.random();
+                let mut below = 0.0;
+                for (w, d) in parts {
+                    below += w;
+                    if u < below {
+                        return d.sample(rng);
+                    }
+                }
+                parts
+                    .last()
+                    .map_or(SimDuration::ZERO, |(_, d)| d.sample(rng))
+            }
             Dist::Constant(v) => *v,
             Dist::Exponential { sampler, .. } => SimDuration::from_nanos_f64(sampler.sample(rng)),
             Dist::LogNormal { sampler, .. } => SimDuration::from_nanos_f64(sampler.sample(rng)),
@@ -100,6 +129,7 @@ impl Dist {
     pub fn survival(&self, t: f64) -> f64 {
         let normal_above = |z: f64| 0.5 * (1.0 - erf(z / std::f64::consts::SQRT_2));
         match self {
+            Dist::Mixture(parts) => parts.iter().map(|(w, d)| w * d.survival(t)).sum(),
             Dist::Constant(v) => f64::from(u8::from(t < v.as_nanos_f64())),
             Dist::Exponential { mean, .. } => (-t.max(0.0) / mean.as_nanos_f64()).exp(),
             Dist::LogNormal { mean, sigma, .. } => {
@@ -144,7 +174,26 @@ impl Dist {
                 folded_normal_mean(mean.as_nanos_f64(), sd.as_nanos_f64())
             }
             Dist::Uniform { low, high } => (low.as_nanos_f64() + high.as_nanos_f64()) / 2.0,
+            Dist::Mixture(parts) => parts.iter().map(|(w, d)| w * d.mean_nanos()).sum(),
         }
+    }
+
+    /// The `q`-quantile in nanoseconds, from the survival function by
+    /// bisection (to a nanosecond): the least `t` with P(X > t) <= 1 - q.
+    pub fn quantile(&self, q: f64) -> f64 {
+        let (mut lo, mut hi) = (0.0_f64, self.mean_nanos().max(1.0));
+        while self.survival(hi) > 1.0 - q && hi < 1e18 {
+            hi *= 2.0;
+        }
+        while hi - lo > 1.0 {
+            let mid = (lo + hi) / 2.0;
+            if self.survival(mid) > 1.0 - q {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
     }
 }
 
@@ -240,6 +289,45 @@ mod tests {
         // Centred at zero the folded normal has mean s*sqrt(2/pi).
         let z = Dist::abs_normal(SimDuration::ZERO, SimDuration(1_000_000)).unwrap();
         assert!((z.mean_nanos() - 1e6 * (2.0 / std::f64::consts::PI).sqrt()).abs() < 1.0);
+    }
+
+    /// Five requests in a hundred ten times slower: exponential parts of
+    /// 10 ms and 100 ms, weights 0.95 and 0.05. The mean is 14.5 ms; the
+    /// median, 7.4 ms, sits in the fast part; the 99th percentile needs the
+    /// slow tail: the t with 0.95 e^(-t/10) + 0.05 e^(-t/100) = 0.01,
+    /// 161 ms by hand. 200 000 draws put each
+    /// percentile within 3% of the closed form (the p99's standard error is
+    /// about 1.1%).
+    #[test]
+    fn a_mixtures_percentiles_are_its_closed_form() {
+        let ms = SimDuration::from_millis;
+        let d = Dist::mixture(vec![
+            (0.95, Dist::exponential(ms(10)).unwrap()),
+            (0.05, Dist::exponential(ms(100)).unwrap()),
+        ])
+        .unwrap();
+        assert!((d.mean_nanos() - 14.5e6).abs() < 1.0);
+        let p99 = d.quantile(0.99);
+        assert!((p99 - 161.0e6).abs() < 1.0e6, "{p99}");
+        assert!((d.quantile(0.5) - 7.4e6).abs() < 0.05e6);
+        let mut rng = stream(3, Stream::Service);
+        let mut xs: Vec<f64> = (0..200_000)
+            .map(|_| d.sample(&mut rng).as_nanos_f64())
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        for q in [0.5, 0.9, 0.99] {
+            let sample = xs[(q * xs.len() as f64) as usize];
+            let exact = d.quantile(q);
+            assert!(
+                (sample - exact).abs() < 0.03 * exact,
+                "q {q}: {sample} vs {exact}"
+            );
+        }
+        assert!(Dist::mixture(vec![(0.5, Dist::constant(ms(1)))]).is_none());
+        assert!(
+            Dist::mixture(vec![(1.0, d)]).is_none(),
+            "no mixture of mixtures"
+        );
     }
 
     #[test]

@@ -359,6 +359,23 @@ pub enum DistFile {
         /// Largest value.
         high: DurationValue,
     },
+    /// `{ dist = "mixture", parts = [{ weight = 0.95, dist = "exponential",
+    /// mean = "10ms" }, { weight = 0.05, dist = "exponential", mean =
+    /// "100ms" }] }`: each draw from one part, chosen by weight.
+    Mixture {
+        /// The parts, each a distribution with its weight.
+        parts: Vec<MixturePartFile>,
+    },
+}
+
+/// One part of a mixture: a weight, and a distribution's keys beside it.
+#[derive(Debug, Deserialize)]
+pub struct MixturePartFile {
+    /// Its share of the draws, in (0, 1]; the weights sum to 1.
+    pub weight: f64,
+    /// The distribution.
+    #[serde(flatten)]
+    pub dist: DistFile,
 }
 
 /// Outage kind names.

@@ -1,6 +1,9 @@
-//! Users behind several proxies (`[clients] proxies`): each proxy's own
-//! budget, breaker and throttle unless the strategy shares them, its own
-//! counts in `proxies.csv`, and the errors a bad proxy setting gets.
+//! The mesh as deployed. Users behind several proxies (`[clients]
+//! proxies`): each proxy's own budget, breaker and throttle unless the
+//! strategy shares them, its own view of a fleet, its own counts in
+//! `proxies.csv`, its guards counted by `sim bound` and `sim check`, and the
+//! errors a bad proxy setting gets; Brooker's retry-only breaker; service
+//! times as mixtures.
 
 use crate::chain::{csv, run};
 use crate::common::invalid;
@@ -385,6 +388,43 @@ budget = {{ kind = "failure-ratio", max_rate = 0.1 }}
                 "p {p}: {}",
                 per_request("breaker")
             );
+        }
+    }
+}
+
+/// A mixture's weights must sum to one, and a part may not be a mixture:
+/// refused at the key.
+#[test]
+fn bad_mixtures_name_their_key() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let with = |service: &str| {
+        failing(1, "[[strategy]]\nname = \"a\"").replace(
+            "service = { dist = \"constant\", value = \"1ms\" }",
+            &format!("service = {service}"),
+        )
+    };
+    let cases: [(String, &[&str]); 3] = [
+        (
+            with(
+                r#"{ dist = "mixture", parts = [{ weight = 0.9, dist = "constant", value = "1ms" }, { weight = 0.2, dist = "constant", value = "9ms" }] }"#,
+            ),
+            &["server.service.parts", "sum to 1, got 1.1"],
+        ),
+        (
+            with(
+                r#"{ dist = "mixture", parts = [{ weight = 0, dist = "constant", value = "1ms" }, { weight = 1, dist = "constant", value = "9ms" }] }"#,
+            ),
+            &["server.service.parts[0].weight", "(0, 1]"],
+        ),
+        (
+            with(r#"{ dist = "mixture", parts = [] }"#),
+            &["server.service.parts", "needs parts"],
+        ),
+    ];
+    for (i, (text, wanted)) in cases.iter().enumerate() {
+        let err = invalid(dir.path(), i, text);
+        for w in *wanted {
+            assert!(err.contains(w), "case {i}: {w:?} not in {err}");
         }
     }
 }

@@ -220,7 +220,45 @@ impl<'a> Checker<'a> {
                 })?;
                 Ok(Dist::uniform(low.0, high.0).expect("checked bounds"))
             }
+            DistFile::Mixture { parts } => self.mixture(parts, key),
         }
+    }
+
+    /// A mixture's parts: each a distribution that is not a mixture, with a
+    /// positive weight; the weights sum to 1.
+    fn mixture(&self, parts: &[MixturePartFile], key: &KeyPath) -> Checked<Dist> {
+        let key = key.join("parts");
+        self.ensure(!parts.is_empty(), &key, || {
+            "a mixture needs parts, e.g. [{ weight = 0.95, dist = \"exponential\", mean = \"10ms\" }, { weight = 0.05, dist = \"exponential\", mean = \"100ms\" }]".into()
+        })?;
+        let mut out = Vec::with_capacity(parts.len());
+        for (i, p) in parts.iter().enumerate() {
+            let at = key.at(i);
+            self.ensure(
+                p.weight.is_finite() && p.weight > 0.0 && p.weight <= 1.0,
+                &at.join("weight"),
+                || {
+                    format!(
+                        "a part's weight is its share of the draws, in (0, 1], got {}",
+                        p.weight
+                    )
+                },
+            )?;
+            self.ensure(
+                !matches!(p.dist, DistFile::Mixture { .. }),
+                &at.join("dist"),
+                || {
+                    "a part of a mixture cannot be a mixture: list its parts in the outer one"
+                        .into()
+                },
+            )?;
+            out.push((p.weight, self.dist(&p.dist, &at)?));
+        }
+        let sum: f64 = out.iter().map(|p| p.0).sum();
+        self.ensure((sum - 1.0).abs() < 1e-9, &key, || {
+            format!("the parts' weights must sum to 1, got {sum}")
+        })?;
+        Ok(Dist::mixture(out).expect("checked parts"))
     }
 
     fn strategy_overrides(
