@@ -368,6 +368,15 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
             "new requests arrive at this rate whatever happens to earlier ones",
         ),
     }
+    add(
+        "clients.proxies".into(),
+        "Load",
+        "proxies",
+        "number",
+        s.world.proxies.count.to_string(),
+        &[],
+        "the sidecar proxies the clients are behind (client c behind proxy c % proxies): each keeps its own retry budget, breaker and view of the fleet",
+    );
     if shown(&doc, "server.workers").is_some() {
         add(
             "server.workers".into(),

@@ -70,6 +70,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../scenarios/hedged-calls.toml"),
     ),
     ("mm1", include_str!("../../scenarios/mm1.toml")),
+    ("mesh", include_str!("../../scenarios/mesh.toml")),
 ];
 
 const PAGE: &str = include_str!("../../assets/serve/index.html");
