@@ -359,6 +359,15 @@ pub enum DistFile {
         /// Largest value.
         high: DurationValue,
     },
+    /// `{ dist = "histogram", le = ["5ms", "10ms", "50ms"], cumulative =
+    /// [0.5, 0.9, 1.0] }`: as a Prometheus histogram's buckets, the share
+    /// of values at most each bound; uniform within a bucket.
+    Histogram {
+        /// The buckets' upper bounds, increasing.
+        le: Vec<DurationValue>,
+        /// The share of values at or below each bound, increasing to 1.
+        cumulative: Vec<f64>,
+    },
     /// `{ dist = "mixture", parts = [{ weight = 0.95, dist = "exponential",
     /// mean = "10ms" }, { weight = 0.05, dist = "exponential", mean =
     /// "100ms" }] }`: each draw from one part, chosen by weight.

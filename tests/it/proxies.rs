@@ -392,10 +392,11 @@ budget = {{ kind = "failure-ratio", max_rate = 0.1 }}
     }
 }
 
-/// A mixture's weights must sum to one, and a part may not be a mixture:
-/// refused at the key.
+/// A mixture's weights must sum to one, and a part may not be a mixture; a
+/// histogram's bounds must increase and its shares end at one: refused at
+/// the key.
 #[test]
-fn bad_mixtures_name_their_key() {
+fn bad_distributions_name_their_key() {
     let dir = tempfile::TempDir::new().unwrap();
     let with = |service: &str| {
         failing(1, "[[strategy]]\nname = \"a\"").replace(
@@ -403,7 +404,22 @@ fn bad_mixtures_name_their_key() {
             &format!("service = {service}"),
         )
     };
-    let cases: [(String, &[&str]); 3] = [
+    let cases: [(String, &[&str]); 6] = [
+        (
+            with(r#"{ dist = "histogram", le = ["5ms", "4ms"], cumulative = [0.5, 1.0] }"#),
+            &["server.service.le[1]", "must increase"],
+        ),
+        (
+            with(r#"{ dist = "histogram", le = ["5ms", "9ms"], cumulative = [0.5, 0.9] }"#),
+            &["server.service.cumulative", "last share must be 1"],
+        ),
+        (
+            with(r#"{ dist = "histogram", le = ["5ms"], cumulative = [0.5, 1.0] }"#),
+            &[
+                "server.service.cumulative",
+                "one cumulative share per bound",
+            ],
+        ),
         (
             with(
                 r#"{ dist = "mixture", parts = [{ weight = 0.9, dist = "constant", value = "1ms" }, { weight = 0.2, dist = "constant", value = "9ms" }] }"#,

@@ -221,7 +221,40 @@ impl<'a> Checker<'a> {
                 Ok(Dist::uniform(low.0, high.0).expect("checked bounds"))
             }
             DistFile::Mixture { parts } => self.mixture(parts, key),
+            DistFile::Histogram { le, cumulative } => self.histogram(le, cumulative, key),
         }
+    }
+
+    /// A histogram's buckets: as many shares as bounds, bounds increasing,
+    /// shares from 0 to 1 not decreasing, the last 1.
+    fn histogram(&self, le: &[DurationValue], cumulative: &[f64], key: &KeyPath) -> Checked<Dist> {
+        self.ensure(!le.is_empty() && le.len() == cumulative.len(), &key.join("cumulative"), || {
+            format!("a histogram needs one cumulative share per bound in le ({} bounds, {} shares), e.g. le = [\"5ms\", \"10ms\", \"50ms\"], cumulative = [0.5, 0.9, 1.0]", le.len(), cumulative.len())
+        })?;
+        for i in 1..le.len() {
+            self.ensure(le[i].0 > le[i - 1].0, &key.join("le").at(i), || {
+                format!(
+                    "the bounds must increase: {} after {}",
+                    le[i].0,
+                    le[i - 1].0
+                )
+            })?;
+        }
+        for (i, &c) in cumulative.iter().enumerate() {
+            let previous = if i == 0 { 0.0 } else { cumulative[i - 1] };
+            self.ensure(c.is_finite() && (previous..=1.0).contains(&c), &key.join("cumulative").at(i), || {
+                format!("each share is of the values at or below its bound: from {previous} (the one before) to 1, got {c}")
+            })?;
+        }
+        self.ensure(cumulative.last() == Some(&1.0), &key.join("cumulative"), || {
+            "the last share must be 1: every value is at or below the last bound (Prometheus's +Inf bucket has no bound to draw below)".into()
+        })?;
+        let buckets = le
+            .iter()
+            .map(|d| d.0)
+            .zip(cumulative.iter().copied())
+            .collect();
+        Ok(Dist::histogram(buckets).expect("checked buckets"))
     }
 
     /// A mixture's parts: each a distribution that is not a mixture, with a
