@@ -567,3 +567,33 @@ fn a_flushed_worker_counts_its_own_part_as_work_not_its_wait() {
     );
     assert!(wasted > 0.0 && wasted < 1.0, "wasted {wasted} s");
 }
+
+/// Calls orphaned below a flushed worker are wasted work: the backend
+/// resets for a millisecond at 5 s, dropping the attempts its workers hold,
+/// each waiting on a database call of 200 ms (constant) that goes on
+/// without a caller. Every request the reset failed had one such call, so
+/// the database wastes exactly 200 ms per failed request, and its OKs
+/// delivered are the frontend's.
+#[test]
+fn calls_orphaned_by_a_reset_are_wasted_work() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/orphans.toml"),
+    )
+    .unwrap();
+    let out = run(dir.path(), "orphans", &text, "2");
+    let rows = csv(&out.join("tiers.csv"));
+    let col = |name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let at = |tier: usize, name: &str| -> f64 { rows[1 + tier][col(name)].parse().unwrap() };
+    let summary = csv(&out.join("summary.csv"));
+    let failed: f64 = summary[1][summary[0].iter().position(|c| c == "failed").unwrap()]
+        .parse()
+        .unwrap();
+    assert!(failed >= 10.0, "the reset fails requests: {failed}");
+    assert!(
+        (at(2, "wasted_s") - 0.2 * failed).abs() < 1e-9,
+        "{}",
+        at(2, "wasted_s")
+    );
+    assert_eq!(at(2, "ok"), at(0, "ok"));
+}

@@ -118,8 +118,14 @@ impl Side for ChainCalls {
         failure: Option<GiveUp>,
     ) {
         let ok = failure.is_none();
+        // An orphan: its caller crashed or was flushed meanwhile; its end
+        // is nobody's to learn.
+        let orphan = sim.call_orphaned(slot);
         let c = sim.chain();
         c.slots.release(slot);
+        if orphan {
+            return;
+        }
         let link = c.links[slot as usize];
         let (tier, replica, worker) = (
             link.parent_tier as usize,
@@ -160,6 +166,24 @@ impl Side for ChainCalls {
 }
 
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
+    /// Whether call `slot`'s caller is gone: the worker that made it crashed
+    /// or was flushed since (its server's epoch moved on, or its hold ended,
+    /// or holds a later attempt). The call goes on, but nobody will use its
+    /// answer.
+    pub(in crate::model::sim) fn call_orphaned(&mut self, slot: u32) -> bool {
+        let link = self.chain().links[slot as usize];
+        let tier = link.parent_tier as usize;
+        let epoch = tier_server(&mut self.server, &mut self.chain, tier)
+            .and_then(|s| s.replica(usize::from(link.parent_replica)))
+            .map(|s| s.epoch());
+        let c = self.chain();
+        let i = usize::from(link.parent_replica) * c.workers[tier] + link.parent_worker as usize;
+        epoch != Some(link.parent_epoch)
+            || c.holds[tier]
+                .get(i)
+                .is_none_or(|h| !h.active || h.epoch != link.parent_epoch)
+    }
+
     /// Worker `worker` of `tier`'s replica `replica` ended its own part of
     /// an attempt: it starts the attempt's calls. Returns false (doing
     /// nothing) when the worker is refusing rather than serving, or the

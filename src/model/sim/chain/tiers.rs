@@ -283,7 +283,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 self.own_part(tier, r, worker, done.service),
             ),
         };
-        let delivered = self.answer::<ChainCalls>(done.job, outcome);
+        // Work for a call whose caller is gone is of no use, answered or not.
+        let orphan = self.call_orphaned(done.job.slot);
+        let delivered = self.answer::<ChainCalls>(done.job, outcome) && !orphan;
         // (A hedged call's OK is counted when it ends the call: two copies
         // may both answer OK.)
         self.count_work(
