@@ -310,7 +310,7 @@ pub const SUMMARY: [Column<SummaryValue>; 36] = [
         "breaker_open_s",
         "breaker open",
         Seconds(1),
-        "seconds the breaker was open",
+        "seconds the breaker was open (with a breaker in each proxy, summed over them)",
         |r, s| fixed(Some(breaker_open_s(r, s)), 1),
     ),
     sum(
@@ -424,7 +424,7 @@ pub const TIMESERIES: [Column; 14] = [
         "breaker_open",
         "breaker open",
         Decimals(2),
-        "share of the bucket the breaker was open",
+        "share of the bucket the breaker was open (with a breaker in each proxy, the breakers open on average)",
     ),
     col(
         "backing_off",
