@@ -38,6 +38,14 @@ fn world_events(w: &model::WorldConfig) -> f64 {
 const BYTES_PER_CLIENT: u64 = 256;
 /// Bytes of a row of `replicas.csv`, held in memory before it is written.
 const REPLICA_ROW_BYTES: u64 = 40;
+/// Bytes a proxy's own view of one replica slot holds: its balancer's
+/// count and openness, and its outlier state. With a proxy's own guards and
+/// counts (`BYTES_PER_PROXY`), measured on 2026-12-07: 1000 proxies with
+/// their own views of 100 replicas (`benches/mesh-1000.toml`) took 22 MB
+/// more than one proxy, run and twin; these say 28.
+const BYTES_PER_VIEW_SLOT: u64 = 128;
+/// Bytes a proxy's own guards and counts hold.
+const BYTES_PER_PROXY: u64 = 1024;
 /// Bytes a run holds per time bucket, its own and its twin's.
 pub const BYTES_PER_BUCKET: u64 = 2 * std::mem::size_of::<crate::metrics::Bucket>() as u64;
 
@@ -86,9 +94,23 @@ pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> 
                     + model::server::BYTES_PER_REPLICA)
         })
         .sum();
+    // Each proxy's guards and counts, and, with its own view of a fleet,
+    // its view of every replica slot of the server.
+    let proxies = if w.proxies.many() {
+        u64::from(w.proxies.count)
+    } else {
+        0
+    };
+    let views = match &w.server {
+        model::ServerModel::Capacity(c) if w.proxies.own_view && w.proxies.many() => {
+            proxies * c.slots() as u64
+        }
+        _ => 0,
+    };
+    let proxied = proxies * BYTES_PER_PROXY + views * BYTES_PER_VIEW_SLOT;
     // A run with a trigger holds its twin's state as well, from the fork on.
     let states = if w.outages.is_empty() { 1 } else { 2 };
-    ((clients + spiked as u64) * BYTES_PER_CLIENT + fleet) * states
+    ((clients + spiked as u64) * BYTES_PER_CLIENT + fleet + proxied) * states
         + buckets * BYTES_PER_BUCKET
         + replicas * buckets * per_replica
 }

@@ -92,8 +92,9 @@ impl<'s> Plan<'s> {
             "{runs} at once would need about {:.1} GiB ({:.1} GiB each), and \
              this process can have {:.1} GiB (the least of the machine's available \
              memory, its control group's limit and ulimit -v): use fewer clients, \
-             replicas or workers, a shorter run or load spike, or fewer runs at once \
-             with RAYON_NUM_THREADS=1",
+             replicas or workers, fewer proxies (or proxy_view = \"shared\": each \
+             proxy's own view of the fleet holds every replica), a shorter run or \
+             load spike, or fewer runs at once with RAYON_NUM_THREADS=1",
             gib(need),
             gib(self.bytes_per_run),
             gib(available)

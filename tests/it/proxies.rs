@@ -444,3 +444,18 @@ fn bad_distributions_name_their_key() {
         }
     }
 }
+
+/// 65 535 proxies, each with its own view of 10 000 replicas, would hold
+/// billions of replica views: refused before any run, with what to change.
+#[test]
+fn too_many_proxy_views_are_refused_before_running() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/mesh-1000.toml"),
+    )
+    .unwrap()
+    .replace("proxies = 1000", "proxies = 65535")
+    .replace("replicas = 100\n", "replicas = 10000\n");
+    let err = invalid(dir.path(), 0, &text);
+    assert!(err.contains("fewer proxies"), "{err}");
+}
