@@ -135,11 +135,8 @@ impl Side for ChainCalls {
         let i = replica * c.workers[tier] + worker as usize;
         let count = c.calls[tier].to.len() as u32;
         let mode = c.calls[tier].mode.unwrap_or(CallMode::Sequence);
+        // (Not an orphan: `call_orphaned` found the hold active, this epoch's.)
         let hold = &mut c.holds[tier][i];
-        if !hold.active || hold.epoch != link.parent_epoch {
-            // An orphan: its caller crashed or was flushed meanwhile.
-            return;
-        }
         hold.pending -= 1;
         hold.failed |= !ok;
         let (next, pending, failed) = (hold.next, hold.pending, hold.failed);
