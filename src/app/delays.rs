@@ -358,7 +358,8 @@ fn checked(name: &str, s: &Strategy) -> String {
 
 /// FNV-1a of the whole strategy a preset makes.
 fn fingerprint(s: &Strategy) -> String {
-    // A preset sets no call chain's tiers, no hedging and no shared guards
+    // A preset sets no call chain's tiers, no hedging, no pool limits and
+    // no shared guards
     // (a library's guards are its client's own), and most
     // presets' concurrency budgets count retries in backoff: those fields,
     // added after the presets were measured, are left out at those values
@@ -369,7 +370,7 @@ fn fingerprint(s: &Strategy) -> String {
             ", shared: Shared { budget: false, breaker: false, throttle: false }",
             "",
         )
-        .replace(", tiers: [], hedging: None", "")
+        .replace(", tiers: [], hedging: None, limits: None", "")
         .replace(", count_backoff: true", "");
     format!("{:016x}", fnv1a(text.as_bytes()))
 }

@@ -1,5 +1,6 @@
 //! `proxies.csv`: what each proxy saw, one row per (strategy, proxy).
-//! Written only when some strategy's users are behind several proxies.
+//! Written only when some strategy's users are behind several proxies, or
+//! their proxies have pool limits.
 
 use super::{ExportError, Exporter, fixed, to_csv};
 use crate::metrics::Report;
@@ -36,6 +37,8 @@ impl Exporter for ProxiesCsv {
                     fixed(amplification, 3),
                     t.budget_denied.to_string(),
                     t.rejected_locally.to_string(),
+                    t.overflow.to_string(),
+                    t.waited.to_string(),
                     t.ejections.to_string(),
                 ]
             })

@@ -303,7 +303,7 @@ pub const SUMMARY: [Column<SummaryValue>; 36] = [
         "rejected_locally",
         "refused locally",
         AsIs,
-        "attempts the breaker or the throttle refused before they left (each ends its request)",
+        "attempts the breaker, the throttle or the proxy's pool limits (an overflow) refused before they left (each ends its request)",
         |_, s| s.summary.totals.rejected_locally.to_string(),
     ),
     sum(
@@ -487,7 +487,7 @@ pub const REPLICAS: [Column; 9] = [
 
 /// `proxies.csv`, in order: one row per (strategy, proxy), for runs whose
 /// users are behind several proxies.
-pub const PROXIES: [Column; 12] = [
+pub const PROXIES: [Column; 14] = [
     col("strategy", "strategy", AsIs, "which run"),
     col("proxy", "proxy", AsIs, "which proxy, from 0"),
     col(
@@ -527,7 +527,19 @@ pub const PROXIES: [Column; 12] = [
         "rejected_locally",
         "rejected locally",
         AsIs,
-        "requests that failed because its breaker or throttle refused an attempt",
+        "requests that failed because its breaker, throttle or pool limits refused an attempt",
+    ),
+    col(
+        "overflow",
+        "overflow",
+        AsIs,
+        "of those, refused by its pool limits: more than max_requests out, or max_pending_requests already waiting (Envoy counts them in upstream_rq_pending_overflow)",
+    ),
+    col(
+        "waited",
+        "waited",
+        AsIs,
+        "attempts that waited for a connection, every one busy (HTTP/1.1 with max_connections out)",
     ),
     col(
         "ejections",

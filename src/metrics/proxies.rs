@@ -19,9 +19,14 @@ pub struct ProxyTotals {
     pub retries: u64,
     /// Requests that failed because the retry budget refused a retry.
     pub budget_denied: u64,
-    /// Requests that failed because the breaker or the throttle refused an
-    /// attempt.
+    /// Requests that failed because the breaker, the throttle or the
+    /// pool's limits refused an attempt.
     pub rejected_locally: u64,
+    /// Of those, refused by the pool's limits (overflow: Envoy's
+    /// `upstream_rq_pending_overflow`).
+    pub overflow: u64,
+    /// Attempts that waited for a connection, every one busy.
+    pub waited: u64,
     /// Requests still under way at the end.
     pub in_flight_at_end: u64,
     /// Replicas its outlier detection ejected (when each proxy keeps its

@@ -16,6 +16,9 @@ pub enum Phase {
     Waiting,
     /// Waiting out a backoff delay before the next attempt.
     BackingOff,
+    /// Its next attempt waits at its proxy for a connection
+    /// ([`crate::retry::pool`]).
+    Pending,
 }
 
 /// The state of one logical request.

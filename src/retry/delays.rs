@@ -154,6 +154,7 @@ mod tests {
             shared: Default::default(),
             tiers: Vec::new(),
             hedging: None,
+            limits: None,
         }
     }
 

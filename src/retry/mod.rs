@@ -9,6 +9,7 @@ pub mod delays;
 pub mod hedging;
 pub mod outcome;
 pub mod policy;
+pub mod pool;
 pub mod throttle;
 pub mod window;
 
@@ -20,4 +21,5 @@ pub use outcome::{Outcome, OutcomeSet};
 pub use policy::{
     Decision, GiveUp, RetryAfterMode, RetryAfterUse, RetryPolicy, Shared, Strategy, TierPolicy,
 };
+pub use pool::{Admit, Pool, PoolLimits};
 pub use throttle::{Throttle, ThrottleConfig};

@@ -249,6 +249,9 @@ pub struct Strategy {
     pub tiers: Vec<TierPolicy>,
     /// Hedged requests instead of retries, if any (the users' requests only).
     pub hedging: Option<super::HedgingConfig>,
+    /// Each proxy's connection-pool limits (Envoy's circuit-breaker
+    /// thresholds), if any: the users' attempts only.
+    pub limits: Option<super::PoolLimits>,
 }
 
 /// Which guards a strategy's proxies share ([`Strategy::shared`]).

@@ -4,6 +4,7 @@
 pub mod duration;
 pub mod error;
 pub mod keys;
+mod limits;
 pub mod locate;
 pub mod presets;
 pub mod schema;

@@ -663,6 +663,9 @@ pub struct RetryFile {
     /// Hedged requests (gRPC's `hedgingPolicy`), e.g.
     /// `{ max_attempts = 2, delay = "20ms" }`.
     pub hedging: Option<HedgingFile>,
+    /// The users' proxies' connection-pool limits (Envoy's circuit-breaker
+    /// thresholds), e.g. `{ max_connections = 100 }`.
+    pub limits: Option<super::limits::LimitsFile>,
     /// A call chain: calls carry their caller's deadline (gRPC's deadline
     /// propagation), default false.
     pub propagate_deadline: Option<bool>,

@@ -248,6 +248,7 @@ impl Checker<'_> {
             }
             Some((DurationOrNone::None, _)) | None => None,
         };
+        let limits = self.limits(l, hedging.is_some())?;
         let shared = match l.get("shared", |r| r.shared.clone()) {
             Some((names, k)) => self.shared(&names, &k)?,
             None => Shared::default(),
@@ -268,6 +269,7 @@ impl Checker<'_> {
                 jitter,
             },
             hedging,
+            limits,
             policy: RetryPolicy {
                 max_retries,
                 timeout,
@@ -581,7 +583,7 @@ fn hedging_key<T>(
 }
 
 /// A strategy's table over its preset, over the `[retry]` defaults, over theirs.
-struct Layers<'a> {
+pub(super) struct Layers<'a> {
     /// In a call chain, the table of one service's calls and its preset,
     /// with the service's name.
     tier: Option<(&'a RetryFile, Option<&'a RetryFile>, &'a str)>,
@@ -596,7 +598,11 @@ impl Layers<'_> {
     /// The value of `field` and the path it came from: the strategy's own, its
     /// preset's, `[retry]`'s, or `[retry]`'s preset's. A value from a preset is
     /// blamed on the `preset` key that brought it.
-    fn get<T>(&self, field: &str, get: impl Fn(&RetryFile) -> Option<T>) -> Option<(T, KeyPath)> {
+    pub(super) fn get<T>(
+        &self,
+        field: &str,
+        get: impl Fn(&RetryFile) -> Option<T>,
+    ) -> Option<(T, KeyPath)> {
         let strategy = KeyPath::key("strategy").at(self.index);
         let retry = KeyPath::key("retry");
         let tier = self.tier.map(|(t, p, name)| {
@@ -616,12 +622,17 @@ impl Layers<'_> {
 
     /// Where an error about a defaulted `field` should point: the strategy
     /// table (or its table for one service's calls).
-    fn path(&self, field: &str) -> KeyPath {
+    pub(super) fn path(&self, field: &str) -> KeyPath {
         let strategy = KeyPath::key("strategy").at(self.index);
         match self.tier {
             Some((_, _, name)) => strategy.join("tiers").join(name).join(field),
             None => strategy.join(field),
         }
+    }
+
+    /// Whether these are the tables of one service's calls in a chain.
+    pub(super) fn in_tier(&self) -> bool {
+        self.tier.is_some()
     }
 }
 

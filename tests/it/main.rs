@@ -23,6 +23,7 @@ mod import_k8s;
 mod import_libs;
 mod invariants;
 mod layers;
+mod limits;
 mod metastable;
 mod overload;
 mod presets;

@@ -13,7 +13,7 @@ use crate::model::client::Phase;
 use crate::model::event::{Event, Kind, NO_RETRY_AFTER};
 use crate::model::server::Job;
 use crate::retry::budget::UNCOUNTED;
-use crate::retry::{Decision, GiveUp, Outcome};
+use crate::retry::{Admit, Decision, GiveUp, Outcome};
 
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// What the throttle and the breaker of `slot`'s callers say to an
@@ -100,6 +100,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             let tier = S::tier(self, slot);
             self.replica_attempt_over(tier, replica, view, Some(outcome));
         }
+        if S::POOLED && !self.pools.is_empty() {
+            self.connection_freed(slot);
+        }
     }
 
     /// Sends the next attempt of `slot`, unless its callers' throttle or
@@ -107,16 +110,12 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn send_attempt<S: Side>(&mut self, slot: u32) {
         let now = self.now;
         let Some(probe) = self.verdict::<S>(slot) else {
-            let mut p = S::parts(self, slot);
-            let r = p.slots.get(slot);
-            let (first, charged) = (r.retries == 0, r.charged);
-            if let Some(b) = p.guards.budget() {
-                b.on_retry_abandoned(charged);
-            }
-            S::refused_locally(self, slot, first);
-            self.give_up::<S>(slot, GiveUp::RejectedLocally);
+            self.refuse::<S>(slot);
             return;
         };
+        if S::POOLED && !self.pools.is_empty() && self.pool_admit(slot, probe) != Admit::Go {
+            return;
+        }
         let p = S::parts(self, slot);
         let timeout_at = p.strategy.policy.timeout.map(|t| now + t);
         let r = p.slots.get(slot);
@@ -134,6 +133,20 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         S::dispatch(self, slot, attempt, retries, ticket);
         S::sent(self, slot, retries);
+    }
+
+    /// The next attempt of `slot` is refused at its caller (by the throttle,
+    /// the breaker or its proxy's pool), which ends the request: a retry
+    /// that does not go gives the budget its charge back.
+    pub(super) fn refuse<S: Side>(&mut self, slot: u32) {
+        let mut p = S::parts(self, slot);
+        let r = p.slots.get(slot);
+        let (first, charged) = (r.retries == 0, r.charged);
+        if let Some(b) = p.guards.budget() {
+            b.on_retry_abandoned(charged);
+        }
+        S::refused_locally(self, slot, first);
+        self.give_up::<S>(slot, GiveUp::RejectedLocally);
     }
 
     /// An answer reaches `slot`'s caller.
@@ -166,6 +179,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn on_timeout<S: Side>(&mut self, ev: Event) {
         if S::hedging(self, ev.slot).is_some() {
             self.on_hedged_timeout::<S>(ev);
+            return;
+        }
+        if S::POOLED && !self.pools.is_empty() && self.deadline_while_waiting(ev) {
             return;
         }
         if self.live::<S>(ev.slot, ev.attempt).is_none() {

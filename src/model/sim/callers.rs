@@ -152,6 +152,9 @@ pub(super) trait Side {
     const TIMEOUT: Kind;
     const SEND: Kind;
     const HEDGE: Kind;
+    /// Whether its attempts go through its proxies' pools, when the
+    /// strategy limits them (the users' only).
+    const POOLED: bool = false;
 
     /// The state of `slot`'s request.
     fn parts<'s, O: Observer, const W: bool>(sim: &'s mut Sim<'_, O, W>, slot: u32) -> Parts<'s>;

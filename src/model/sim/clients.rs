@@ -19,6 +19,7 @@ impl Side for Users {
     const TIMEOUT: Kind = Kind::Timeout;
     const SEND: Kind = Kind::Send;
     const HEDGE: Kind = Kind::Hedge;
+    const POOLED: bool = true;
 
     #[inline(always)]
     fn parts<'s, O: Observer, const W: bool>(sim: &'s mut Sim<'_, O, W>, slot: u32) -> Parts<'s> {
@@ -305,5 +306,18 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
                 .set(Gauge::BreakerOpen, self.now, self.breakers_open);
             self.obs.breaker_open(self.now, which, false);
         }
+    }
+}
+
+/// Each proxy's counts, kept when there are several or they have pool
+/// limits (whose overflow only they count).
+pub(super) fn per_proxy(
+    world: &crate::model::WorldConfig,
+    strategy: &crate::retry::Strategy,
+) -> Vec<ProxyTotals> {
+    if world.proxies.many() || strategy.limits.is_some() {
+        vec![ProxyTotals::default(); usize::from(world.proxies.count)]
+    } else {
+        Vec::new()
     }
 }

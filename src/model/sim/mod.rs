@@ -14,6 +14,7 @@ mod clients;
 mod fleet;
 mod guard;
 mod hedge;
+mod pool;
 mod prefix;
 mod server;
 
@@ -304,8 +305,11 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) proxy_guards: Vec<callers::Guards>,
     /// How many of the users' breakers are open.
     pub(super) breakers_open: u64,
-    /// Each proxy's counts, when there are several.
+    /// Each proxy's counts, when there are several or they have pool
+    /// limits.
     pub(super) per_proxy: Vec<ProxyTotals>,
+    /// Each proxy's connection pool, when the strategy limits them.
+    pub(super) pools: Vec<crate::retry::Pool>,
 }
 
 impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
@@ -389,11 +393,8 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             guards,
             proxy_guards,
             breakers_open: 0,
-            per_proxy: if world.proxies.many() {
-                vec![ProxyTotals::default(); usize::from(world.proxies.count)]
-            } else {
-                Vec::new()
-            },
+            per_proxy: clients::per_proxy(world, strategy),
+            pools: pool::pools(world, strategy),
             in_place: O::SILENT && in_place(world, strategy),
         }
     }
@@ -440,6 +441,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             proxy_guards: self.proxy_guards.clone(),
             breakers_open: self.breakers_open,
             per_proxy: self.per_proxy.clone(),
+            pools: self.pools.clone(),
             dropped: self.dropped.clone(),
             backing_off: self.backing_off,
             per_replica: self.per_replica.clone(),
@@ -772,6 +774,7 @@ fn in_place(world: &WorldConfig, strategy: &Strategy) -> bool {
         && strategy.breaker.is_none()
         && strategy.throttle.is_none()
         && strategy.hedging.is_none()
+        && strategy.limits.is_none()
 }
 
 /// An arrival event carrying its number `n` in its slot and attempt.
