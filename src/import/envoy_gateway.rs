@@ -30,6 +30,8 @@ pub(super) struct Policy {
     pub deadline: Option<Entry>,
     /// The retry limit from `circuitBreaker`, if it has one.
     pub budget: Option<Entry>,
+    /// The connection limits from `circuitBreaker`, if it sets any.
+    pub limits: Option<Entry>,
     /// The server's keys: ejection and the balancer.
     pub server: Vec<Entry>,
 }
@@ -224,11 +226,19 @@ fn retry(ctx: &mut Ctx, r: &Node, at: &str) -> Result<Vec<Entry>, ImportError> {
 fn circuit_breaker(ctx: &mut Ctx, cb: &Node, at: &str) -> Result<Entry, ImportError> {
     let f = |k: &str| format!("{at}.circuitBreaker.{k}");
     for (k, v) in cb.entries() {
-        if !matches!(k.as_str(), "retryBudget" | "maxParallelRetries") {
+        let read = matches!(
+            k.as_str(),
+            "retryBudget"
+                | "maxParallelRetries"
+                | "maxConnections"
+                | "maxPendingRequests"
+                | "maxParallelRequests"
+        );
+        if !read {
             ctx.not_modelled(
                 v,
                 &f(k),
-                "connection and request limits are the server's queue and workers in the scenario",
+                "the simulator's proxy limits are connections, waiting requests and requests",
             );
         }
     }
@@ -448,6 +458,7 @@ pub(super) fn read(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Policy, Import
         retry: None,
         deadline: None,
         budget: None,
+        limits: None,
         server: Vec::new(),
     };
     for (k, v) in spec.entries() {
@@ -455,7 +466,20 @@ pub(super) fn read(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Policy, Import
         match k.as_str() {
             "targetRef" | "targetRefs" | "targetSelectors" => {}
             "retry" => policy.retry = Some(retry(ctx, v, &at)?),
-            "circuitBreaker" => policy.budget = Some(circuit_breaker(ctx, v, &at)?),
+            "circuitBreaker" => {
+                policy.budget = Some(circuit_breaker(ctx, v, &at)?);
+                let f = |k: &str| (v.get(k), format!("{at}.circuitBreaker.{k}"));
+                policy.limits = super::limits_entry(
+                    ctx,
+                    [
+                        f("maxConnections"),
+                        f("maxPendingRequests"),
+                        f("maxParallelRequests"),
+                    ],
+                    1024,
+                    "Envoy Gateway's default",
+                )?;
+            }
             "healthCheck" => {
                 for (k2, v2) in v.entries() {
                     if k2 == "passive" {

@@ -397,6 +397,7 @@ fn rule(
         )),
     }
     if let Some(p) = policy {
+        s.entries.extend(p.limits.iter().cloned());
         s.server.extend(p.server.iter().cloned());
     }
     if retrying {
@@ -459,6 +460,7 @@ impl Policies {
             let mut entries: Vec<Entry> = p.retry.into_iter().flatten().collect();
             entries.extend(p.deadline);
             entries.extend(p.budget);
+            entries.extend(p.limits);
             Strategy {
                 name: clean_name(&p.name, "-_."),
                 entries,

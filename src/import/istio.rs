@@ -10,6 +10,8 @@ use super::{Ctx, Entry, ImportError, Strategy, clean_name, entry, toml_duration}
 struct Rule {
     host: Option<String>,
     budget: Entry,
+    /// Its connection limits, if its connectionPool sets any.
+    limits: Option<Entry>,
     server: Vec<Entry>,
 }
 
@@ -114,14 +116,41 @@ fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
             ctx.not_modelled(n, &at(&format!("trafficPolicy.{field}")), super::PER_PROXY);
         }
     }
-    if let Some(cp) = tp.and_then(|t| t.get("connectionPool")) {
+    let pool = tp.and_then(|t| t.get("connectionPool"));
+    let field = |k: &str, k2: &str| {
+        (
+            pool.and_then(|c| c.get(k)).and_then(|h| h.get(k2)),
+            at(&format!("trafficPolicy.connectionPool.{k}.{k2}")),
+        )
+    };
+    // Istio sets every threshold it is not given to 2^32 - 1
+    // (getDefaultCircuitBreakerThresholds): no limit.
+    let limits = super::limits_entry(
+        ctx,
+        [
+            field("tcp", "maxConnections"),
+            field("http", "http1MaxPendingRequests"),
+            field("http", "http2MaxRequests"),
+        ],
+        u64::from(u32::MAX),
+        "Istio's default",
+    )?;
+    if let Some(cp) = pool {
         for (k, v) in cp.entries() {
             for (k2, v2) in v.entries() {
-                if k2 != "maxRetries" {
+                let read = matches!(
+                    (k.as_str(), k2.as_str()),
+                    ("tcp", "maxConnections")
+                        | (
+                            "http",
+                            "http1MaxPendingRequests" | "http2MaxRequests" | "maxRetries"
+                        )
+                );
+                if !read {
                     ctx.not_modelled(
                         v2,
                         &at(&format!("trafficPolicy.connectionPool.{k}.{k2}")),
-                        "connection limits are the server's queue and workers in the scenario",
+                        "the simulator's proxy limits are connections, waiting requests and requests",
                     );
                 }
             }
@@ -199,6 +228,7 @@ fn rule(ctx: &mut Ctx, doc: &Node, d: usize) -> Result<Rule, ImportError> {
     Ok(Rule {
         host: spec.get("host").and_then(Node::text).map(str::to_owned),
         budget,
+        limits,
         server,
     })
 }
@@ -397,6 +427,7 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
             match chosen {
                 Some(r) => {
                     s.entries.push(r.budget.clone());
+                    s.entries.extend(r.limits.clone());
                     s.server.extend(r.server.iter().cloned());
                 }
                 None => s.entries.push(entry(
@@ -414,7 +445,9 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
         for r in &rules {
             out.push(Strategy {
                 name: clean_name(r.host.as_deref().unwrap_or("destination-rule"), "-_."),
-                entries: vec![r.budget.clone()],
+                entries: std::iter::once(r.budget.clone())
+                    .chain(r.limits.clone())
+                    .collect(),
                 server: r.server.clone(),
             });
         }

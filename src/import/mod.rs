@@ -38,6 +38,53 @@ pub use write::{chain_into_scenario, fragment, into_scenario};
 /// many).
 pub(crate) const PER_PROXY: &str = "counted by each proxy (each client's sidecar, or each replica of the gateway), as the simulator counts it: set [clients] proxies to how many there are (one for all clients unless set)";
 
+/// Why a connection limit of 0 is left out: it fails every request.
+pub(crate) const ZERO_LIMIT: &str = "a limit of 0 fails every request at the proxy (Envoy answers each with a 503); the simulator takes no limit that fails every request, so the default stands";
+
+/// A proxy's connection limits as a scenario's `limits`: for each of
+/// `max_connections`, `max_pending_requests` and `max_requests`, the node
+/// that sets it (and its field) or None, then `default` (`why` says whose);
+/// None when none is set.
+pub(crate) fn limits_entry(
+    ctx: &mut Ctx,
+    found: [(Option<&Node>, String); 3],
+    default: u64,
+    why: &str,
+) -> Result<Option<Entry>, ImportError> {
+    if found.iter().all(|(n, _)| n.is_none()) {
+        return Ok(None);
+    }
+    let mut keys = Vec::new();
+    let mut from = Vec::new();
+    let names = ["max_connections", "max_pending_requests", "max_requests"];
+    for ((node, field), (name, least)) in found.iter().zip(names.into_iter().zip([1, 0, 1])) {
+        let v = match node {
+            Some(n) => Some((n, ctx.whole(n, field, 0)?.min(u64::from(u32::MAX)))),
+            None => None,
+        };
+        match v {
+            Some((n, v)) if v >= least => {
+                keys.push(format!("{name} = {v}"));
+                from.push(ctx.from(n, field));
+            }
+            Some((n, _)) => {
+                ctx.not_modelled(n, field, ZERO_LIMIT);
+                keys.push(format!("{name} = {default}"));
+                from.push(format!("{field} = 0 left out: {why} {default}"));
+            }
+            None => {
+                keys.push(format!("{name} = {default}"));
+                from.push(format!("{field} absent: {why} {default}"));
+            }
+        }
+    }
+    Ok(Some(entry(
+        "limits",
+        format!("{{ {} }}", keys.join(", ")),
+        format!("{} ({PER_PROXY})", from.join("; ")),
+    )))
+}
+
 /// A value written into the scenario: `key = value`, and where it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {

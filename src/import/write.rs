@@ -373,11 +373,27 @@ pub fn chain_into_scenario(
     }
     for (k, name) in names.iter().enumerate() {
         let _ = writeln!(out, "\n[strategy.tiers.{name}]");
-        for e in &imports[k + 1].strategies[0].entries {
-            key_line(&mut out, e)?;
-        }
+        tier_lines(&mut out, &imports[k + 1].strategies[0].entries)?;
     }
     Ok(out)
+}
+
+/// A tier's keys: all of `entries` but connection limits, which the
+/// simulator gives the users' proxies only (said in a comment).
+fn tier_lines(out: &mut String, entries: &[Entry]) -> Result<(), ImportError> {
+    for e in entries {
+        if e.key == "limits" {
+            let _ = writeln!(
+                out,
+                "# not set: limits = {} (a proxy's connection limits apply to the users' \
+                 attempts only, not to a service's calls)",
+                e.value
+            );
+            continue;
+        }
+        key_line(out, e)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

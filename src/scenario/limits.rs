@@ -52,24 +52,27 @@ impl Checker<'_> {
             );
         }
         let d = PoolLimits::ENVOY;
-        let limit = |name: &str, v: Option<u32>, default: u32| {
+        // No waiting place is a limit Envoy users set (fail at once when
+        // every connection is busy); no connection or request fails all.
+        let limit = |name: &str, v: Option<u32>, default: u32, least: u32| {
             let v = v.unwrap_or(default);
-            self.ensure(v > 0, &key.join(name), || {
+            self.ensure(v >= least, &key.join(name), || {
                 format!(
-                    "{name} must be at least 1 (Envoy's default is {default}; a limit of 0 \
-                     would fail every request), got 0"
+                    "{name} must be at least {least} (Envoy's default is {default}; a limit of 0 \
+                     would fail every request), got {v}"
                 )
             })
             .map(|()| v)
         };
         Ok(Some(PoolLimits {
-            max_connections: limit("max_connections", f.max_connections, d.max_connections)?,
+            max_connections: limit("max_connections", f.max_connections, d.max_connections, 1)?,
             max_pending_requests: limit(
                 "max_pending_requests",
                 f.max_pending_requests,
                 d.max_pending_requests,
+                0,
             )?,
-            max_requests: limit("max_requests", f.max_requests, d.max_requests)?,
+            max_requests: limit("max_requests", f.max_requests, d.max_requests, 1)?,
             http2: f.http2.unwrap_or(d.http2),
         }))
     }

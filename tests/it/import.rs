@@ -171,6 +171,9 @@ fn an_envoy_route_and_cluster_import_as_envoy_documents_them() {
     assert_eq!(outlier.consecutive_5xx, Some(5));
     // The rest of the server is the scenario's.
     assert_eq!(server.replicas, 5);
+    // The thresholds' connections (1024, as written) and Envoy's defaults
+    // for the rest.
+    assert_eq!(r.limits, Some(retry_storm::retry::PoolLimits::ENVOY));
     assert!(
         text.contains("host_selection_retry_max_attempts = 3"),
         "{text}"
@@ -184,7 +187,8 @@ fn an_envoy_route_and_cluster_import_as_envoy_documents_them() {
 /// connect-failure and refused-stream are refusals; the DestinationRule's
 /// maxRetries caps the retries in progress, and its outlier detection ejects
 /// after 7 errors in a row with the panic threshold off (Istio's default
-/// minHealthPercent 0).
+/// minHealthPercent 0); its http1MaxPendingRequests is each proxy's
+/// waiting places.
 #[test]
 fn istio_resources_import_as_istio_documents_them() {
     let dir = tempfile::TempDir::new().unwrap();
@@ -220,6 +224,12 @@ fn istio_resources_import_as_istio_documents_them() {
     let outlier = server.fleet.outlier.as_ref().unwrap();
     assert_eq!(outlier.consecutive_5xx, Some(7));
     assert_eq!(outlier.interval, ms(300_000));
+    // 100 waiting places; the rest Istio's 2^32 - 1, no limit.
+    let l = r.limits.unwrap();
+    assert_eq!(
+        (l.max_connections, l.max_pending_requests, l.max_requests),
+        (u32::MAX, 100, u32::MAX)
+    );
     assert_eq!(server.fleet.panic_threshold, 0.0);
 }
 

@@ -60,7 +60,8 @@ fn a_gateway_api_route_and_its_budget_import_as_the_api_documents_them() {
 /// (the status codes retried through `retriable-status-codes`), each try
 /// limited to 250 ms, back-off from 100 ms to 10 s; its circuit breaker's
 /// 4 retries in progress; its passive health check ejects after 5 errors in
-/// a row, checked every 2 s; the request's timeout of 5 s is the deadline.
+/// a row, checked every 2 s; the request's timeout of 5 s is the deadline;
+/// its connection limits are each proxy's `limits`.
 #[test]
 fn an_envoy_gateway_policy_imports_as_envoy_gateway_documents_it() {
     let dir = tempfile::TempDir::new().unwrap();
@@ -100,6 +101,18 @@ fn an_envoy_gateway_policy_imports_as_envoy_gateway_documents_it() {
         (ms(2000), ms(10_000))
     );
     assert!((outlier.max_ejection_share - 1.0).abs() < 1e-12);
+    // Its connection limits: no waiting place, 10 requests out, Envoy
+    // Gateway's 1024 connections where the policy sets none.
+    let l = r.limits.unwrap();
+    assert_eq!(
+        (
+            l.max_connections,
+            l.max_pending_requests,
+            l.max_requests,
+            l.http2
+        ),
+        (1024, 0, 10, false)
+    );
     assert!(text.contains("maxParallelRequests = 10"), "{text}");
     imported_runs(dir.path());
 }

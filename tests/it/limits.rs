@@ -177,15 +177,26 @@ fn limits_add_up_over_proxies() {
     }
 }
 
+/// No waiting place: with every connection busy an attempt fails at once.
+#[test]
+fn no_waiting_place_fails_at_once() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let limits = "limits = { max_connections = 2, max_pending_requests = 0 }";
+    let out = run(dir.path(), "none", &world(10, 1, "100ms", limits), "1");
+    assert_eq!(summary(&out)["succeeded"], "2");
+    assert_eq!(proxies(&out, "overflow"), 8);
+    assert_eq!(proxies(&out, "waited"), 0);
+}
+
 /// A limit of zero, limits beside hedging and limits on a chain's calls
 /// are refused at their key.
 #[test]
 fn bad_limits_are_named_at_their_key() {
     let dir = tempfile::TempDir::new().unwrap();
-    let zero = world(2, 1, "1ms", "limits = { max_pending_requests = 0 }");
+    let zero = world(2, 1, "1ms", "limits = { max_requests = 0 }");
     let e = invalid(dir.path(), 0, &zero);
     assert!(
-        e.contains("strategy[0].limits.max_pending_requests") && e.contains("at least 1"),
+        e.contains("strategy[0].limits.max_requests") && e.contains("at least 1"),
         "{e}"
     );
     let hedged = world(

@@ -9,6 +9,9 @@
 
 use super::tree::{Node, Value};
 use super::{Ctx, Entry, ImportError, Strategy, clean_name, entry, toml_duration, toml_list};
+use limits::{default_limits, pool_limits, speaks_http2};
+
+mod limits;
 
 /// Whether a document holds anything Envoy's importer reads.
 pub(super) fn has_envoy_fields(doc: &Node) -> bool {
@@ -202,6 +205,8 @@ fn wrapped(ctx: &Ctx, node: &Node, field: &str) -> Result<f64, ImportError> {
 struct Cluster {
     name: Option<String>,
     budget: Entry,
+    /// Its connection-pool limits (the circuit breakers' thresholds).
+    limits: Entry,
     /// The server's keys: outlier detection and the balancer.
     server: Vec<Entry>,
 }
@@ -217,6 +222,15 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
             .into(),
         format!(
             "{} {path}: no circuit_breakers: Envoy's default max_retries 3 (retries in progress)",
+            ctx.at(c)
+        ),
+    );
+    let http2 = speaks_http2(c);
+    let mut limits = entry(
+        "limits",
+        default_limits(http2),
+        format!(
+            "{} {path}: no circuit_breakers thresholds: Envoy's defaults, 1024 connections, pending and requests",
             ctx.at(c)
         ),
     );
@@ -244,19 +258,13 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
                 );
                 continue;
             }
+            limits = pool_limits(ctx, t, &f, http2)?;
             for (k, v) in t.entries() {
-                if matches!(
-                    k.as_str(),
-                    "max_connections"
-                        | "max_pending_requests"
-                        | "max_requests"
-                        | "max_connection_pools"
-                        | "track_remaining"
-                ) {
+                if matches!(k.as_str(), "max_connection_pools" | "track_remaining") {
                     ctx.not_modelled(
                         v,
                         &format!("{f}.{k}"),
-                        "connection limits are the server's queue and workers in the scenario",
+                        "the simulator keeps one pool per proxy and reports no remaining capacity",
                     );
                 }
             }
@@ -371,6 +379,8 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
         match k.as_str() {
             // `@type` names the message of a config_dump's Any wrapper.
             "name" | "circuit_breakers" | "outlier_detection" | "@type" => {}
+            // Read above: whether connections carry many requests at once.
+            "http2_protocol_options" | "typed_extension_protocol_options" if http2 => {}
             "lb_policy" => {
                 let p = ctx.text(v, &fk, "a load-balancing policy")?;
                 let balancer = match p {
@@ -396,6 +406,7 @@ fn cluster(ctx: &mut Ctx, c: &Node, path: &str) -> Result<Cluster, ImportError> 
     Ok(Cluster {
         name: c.get("name").and_then(Node::text).map(str::to_owned),
         budget,
+        limits,
         server,
     })
 }
@@ -697,13 +708,21 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
         match chosen {
             Some(c) => {
                 s.entries.push(c.budget.clone());
+                s.entries.push(c.limits.clone());
                 s.server.extend(c.server.iter().cloned());
             }
-            None => s.entries.push(entry(
-                "budget",
-                "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3, count_backoff = false }".into(),
-                "its cluster is not in the file: Envoy's default circuit breaker, max_retries 3 (retries in progress)".into(),
-            )),
+            None => {
+                s.entries.push(entry(
+                    "budget",
+                    "{ kind = \"concurrency\", percent = 0.0, min_concurrency = 3, count_backoff = false }".into(),
+                    "its cluster is not in the file: Envoy's default circuit breaker, max_retries 3 (retries in progress)".into(),
+                ));
+                s.entries.push(entry(
+                    "limits",
+                    default_limits(false),
+                    "its cluster is not in the file: Envoy's default thresholds, 1024 connections, pending and requests".into(),
+                ));
+            }
         }
         out.push(s);
     }
@@ -723,6 +742,7 @@ pub(super) fn read(ctx: &mut Ctx, docs: &[Node]) -> Result<Vec<Strategy>, Import
                 ),
             ));
             s.entries.push(c.budget.clone());
+            s.entries.push(c.limits.clone());
             s.server.extend(c.server.iter().cloned());
             out.push(s);
         }
