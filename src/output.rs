@@ -261,6 +261,20 @@ fn written_by_sim(folder: &Path) -> Result<(), String> {
     }
 }
 
+/// 64-bit FNV-1a (Fowler, Noll and Vo): a stable hash, the same on every
+/// machine and version.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// [`fnv1a`] of `bytes`, in hex: catches damage (a truncated copy, an
+/// edit, a flipped byte), not forgery.
+pub fn checksum(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -244,7 +244,7 @@ fn world(o: &CheckArgs, file: &ConfigFile) -> Result<World> {
     let text = std::fs::read_to_string(&path)
         .map_err(|e| InputError(format!("{}: cannot read the scenario: {e}", path.display())))?;
     // Refused here, with its own messages, if it is not a valid scenario.
-    crate::scenario::parse(&text, &path)?;
+    crate::scenario::parse_file(&text, &path)?;
     Ok(World {
         text,
         file: Some(path.display().to_string()),

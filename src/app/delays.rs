@@ -372,7 +372,7 @@ fn fingerprint(s: &Strategy) -> String {
         )
         .replace(", tiers: [], hedging: None, limits: None", "")
         .replace(", count_backoff: true", "");
-    format!("{:016x}", fnv1a(text.as_bytes()))
+    format!("{:016x}", crate::output::fnv1a(text.as_bytes()))
 }
 
 /// How a strategy uses a Retry-After, in words: what it does with one it
@@ -577,11 +577,4 @@ fn budget_facts(budget: Option<&BudgetConfig>) -> toml::Table {
         }
     }
     t
-}
-
-/// 64-bit FNV-1a: a stable hash, the same on every machine and version.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }

@@ -23,7 +23,7 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
         return Err(InputError("no shard folders given".into()).into());
     };
     let source = PathBuf::from(&first.manifest.source);
-    let mut s = scenario::parse(&first.scenario_text, &source)?;
+    let mut s = scenario::parse_file(&first.scenario_text, &source)?;
     s.seed = first.manifest.seed;
     let Some(sweep) = s.sweep.clone() else {
         return Err(

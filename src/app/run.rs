@@ -116,7 +116,7 @@ pub fn run(opts: &RunOptions) -> Result<()> {
         &job.out,
         &[&opts.scenario],
         &opts.scenario,
-        &crate::sweep::shard::fingerprint(&text),
+        &s.fingerprint(&text),
         opts.force,
     )?;
     // Built in a staging folder beside the target (which also fails fast on an
@@ -166,7 +166,7 @@ fn run_manifest(job: &Job) -> String {
         quoted(env!("CARGO_PKG_VERSION")),
         quoted(&s.name),
         quoted(&opts.scenario.display().to_string()),
-        quoted(&crate::sweep::shard::fingerprint(job.text)),
+        quoted(&s.fingerprint(job.text)),
         s.seed,
         opts.plots,
     );

@@ -96,7 +96,7 @@ fn write_shard(
         sim_version: env!("CARGO_PKG_VERSION").to_string(),
         scenario: s.name.clone(),
         source: opts.scenario.display().to_string(),
-        fingerprint: shard::fingerprint(text),
+        fingerprint: s.fingerprint(text),
         seed: s.seed,
         shard: spec.index,
         shards: spec.count,

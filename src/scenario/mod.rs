@@ -43,6 +43,9 @@ pub struct Scenario {
     /// Per strategy (same order): what of the world its `[[strategy]]` table
     /// replaces with its own `clients` or `server` table.
     pub overrides: Vec<WorldOverride>,
+    /// The sample files it read (as the scenario names them), each with
+    /// the checksum of its bytes: inputs as much as its text.
+    pub inputs: Vec<(String, String)>,
 }
 
 /// The parts of the world one strategy brings its own of.
@@ -55,6 +58,16 @@ pub struct WorldOverride {
 }
 
 impl Scenario {
+    /// What identifies this scenario's inputs: the checksum of its `text`,
+    /// and of the sample files it read, if any.
+    pub fn fingerprint(&self, text: &str) -> String {
+        let mut all = text.to_owned();
+        for (name, sum) in &self.inputs {
+            all.push_str(&format!("\n# sample file {name}: {sum}"));
+        }
+        crate::output::checksum(all.as_bytes())
+    }
+
     /// The world strategy `i` runs in.
     pub fn world_for(&self, i: usize) -> std::borrow::Cow<'_, WorldConfig> {
         match self.overrides.get(i) {
@@ -109,7 +122,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             ));
         }
     };
-    parse(&src, path)
+    parse_file(&src, path)
 }
 
 /// What a file that is not TOML looks like instead, from its name or its
@@ -139,8 +152,19 @@ fn foreign_format(src: &str, path: &Path) -> Option<&'static str> {
 }
 
 /// Validates scenario text `src`; `path` is only used in messages and for the
-/// default name.
+/// default name. A sample file the scenario names is refused: this text may
+/// not come from the disk (the playground's come from a browser).
 pub fn parse(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    parse_text(src, path, false)
+}
+
+/// [`parse`] for the text of the scenario file at `path`, reading the
+/// sample files it names from beside it.
+pub fn parse_file(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    parse_text(src, path, true)
+}
+
+fn parse_text(src: &str, path: &Path, read_files: bool) -> Result<Scenario, ScenarioError> {
     // Syntax first: a syntax error has a position but no key to blame.
     if let Err(e) = toml::de::DeTable::parse(src) {
         let mut message = e.message().trim_end().to_owned();
@@ -166,7 +190,12 @@ pub fn parse(src: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         err.message = wording::humanize(&err.message, err.key.as_deref());
         err
     })?;
-    validate::Checker::new(path, src).scenario(file)
+    let checker = if read_files {
+        validate::Checker::reading_files(path, src)
+    } else {
+        validate::Checker::new(path, src)
+    };
+    checker.scenario(file)
 }
 
 /// Where a Retry-After replaces a strategy's backoff in this scenario: a note

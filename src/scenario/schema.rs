@@ -375,6 +375,17 @@ pub enum DistFile {
         /// The parts, each a distribution with its weight.
         parts: Vec<MixturePartFile>,
     },
+    /// `{ dist = "empirical", samples = ["4ms", "5ms", "31ms"] }` or
+    /// `{ dist = "empirical", file = "latencies.txt", unit = "ms" }`: each
+    /// draw one of the measured values, all equally likely.
+    Empirical {
+        /// The values, inline.
+        samples: Option<Vec<DurationValue>>,
+        /// A file of values, one number per line, beside the scenario.
+        file: Option<String>,
+        /// The unit of the file's numbers: "ns", "us", "ms" or "s".
+        unit: Option<String>,
+    },
 }
 
 /// One part of a mixture: a weight, and a distribution's keys beside it.

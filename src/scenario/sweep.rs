@@ -454,12 +454,15 @@ impl Checker<'_> {
         let text = doc.to_string();
         let file: ScenarioFile =
             toml::from_str(&text).map_err(|e| e.message().trim_end().to_string())?;
-        Checker::new(self.file, &text)
-            .scenario(file)
-            .map_err(|e| match e.key {
-                Some(k) => format!("key `{k}`: {}", e.message),
-                None => e.message,
-            })
+        let checker = if self.read_files {
+            Checker::reading_files(self.file, &text)
+        } else {
+            Checker::new(self.file, &text)
+        };
+        checker.scenario(file).map_err(|e| match e.key {
+            Some(k) => format!("key `{k}`: {}", e.message),
+            None => e.message,
+        })
     }
 
     fn charts(

@@ -110,16 +110,8 @@ pub fn fingerprint(text: &str) -> String {
     checksum(text.as_bytes())
 }
 
-/// 64-bit FNV-1a of `bytes`, in hex: catches damage (a truncated copy, an edit,
-/// a flipped byte), not forgery.
-pub fn checksum(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
+/// 64-bit FNV-1a of `bytes`, in hex ([`crate::output::checksum`]).
+pub use crate::output::checksum;
 
 /// A shard folder that cannot be read or does not fit with the others.
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 //! strategy shares them, its own view of a fleet, its own counts in
 //! `proxies.csv`, its guards counted by `sim bound` and `sim check`, and the
 //! errors a bad proxy setting gets; Brooker's retry-only breaker; service
-//! times as mixtures.
+//! times as mixtures, histograms and measured values.
 
 use crate::chain::{csv, run};
 use crate::common::invalid;
@@ -393,8 +393,9 @@ budget = {{ kind = "failure-ratio", max_rate = 0.1 }}
 }
 
 /// A mixture's weights must sum to one, and a part may not be a mixture; a
-/// histogram's bounds must increase and its shares end at one: refused at
-/// the key.
+/// histogram's bounds must increase and its shares end at one; a sample
+/// file must be there, hold numbers and say their unit: refused at the key
+/// (a bad line named by its number).
 #[test]
 fn bad_distributions_name_their_key() {
     let dir = tempfile::TempDir::new().unwrap();
@@ -404,7 +405,28 @@ fn bad_distributions_name_their_key() {
             &format!("service = {service}"),
         )
     };
-    let cases: [(String, &[&str]); 6] = [
+    std::fs::write(dir.path().join("bad.txt"), "4\n5\nfive\n").unwrap();
+    let cases: [(String, &[&str]); 10] = [
+        (
+            with(r#"{ dist = "empirical", file = "absent.txt", unit = "ms" }"#),
+            &["server.service.file", "cannot read", "absent.txt"],
+        ),
+        (
+            with(r#"{ dist = "empirical", file = "bad.txt", unit = "ms" }"#),
+            &[
+                "server.service.file",
+                "bad.txt line 3",
+                "\"five\" is not a number of ms",
+            ],
+        ),
+        (
+            with(r#"{ dist = "empirical", file = "bad.txt" }"#),
+            &["server.service.unit", "\"ns\", \"us\", \"ms\" or \"s\""],
+        ),
+        (
+            with(r#"{ dist = "empirical", samples = ["4ms"], file = "bad.txt" }"#),
+            &["server.service", "not both"],
+        ),
         (
             with(r#"{ dist = "histogram", le = ["5ms", "4ms"], cumulative = [0.5, 1.0] }"#),
             &["server.service.le[1]", "must increase"],
@@ -443,6 +465,52 @@ fn bad_distributions_name_their_key() {
             assert!(err.contains(w), "case {i}: {w:?} not in {err}");
         }
     }
+}
+
+/// Service times from a file of measured values beside the scenario (one
+/// number of ms per line, comments and blank lines skipped) are the same
+/// draws as the same values inline: byte-identical results; a request
+/// takes its hops (1 ms each way) and one of the values.
+#[test]
+fn a_sample_file_is_its_values_inline() {
+    let dir = tempfile::TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("service.txt"),
+        "# service times of one replica, ms\n4\n\n5\n5\n30\n",
+    )
+    .unwrap();
+    let with = |service: &str| {
+        failing(1, "[[strategy]]\nname = \"a\"")
+            .replace("bad_fraction = 1.0", "bad_fraction = 0.0")
+            .replace(
+                "service = { dist = \"constant\", value = \"1ms\" }",
+                &format!("service = {service}"),
+            )
+    };
+    let file = run(
+        dir.path(),
+        "file",
+        &with(r#"{ dist = "empirical", file = "service.txt", unit = "ms" }"#),
+        "1",
+    );
+    let inline = run(
+        dir.path(),
+        "inline",
+        &with(r#"{ dist = "empirical", samples = ["4ms", "5ms", "5ms", "30ms"] }"#),
+        "2",
+    );
+    for f in ["summary.csv", "timeseries.csv"] {
+        assert_eq!(
+            std::fs::read(file.join(f)).unwrap(),
+            std::fs::read(inline.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // The median request: 1 + 5 + 1 ms.
+    let rows = csv(&file.join("summary.csv"));
+    let c = rows[0].iter().position(|h| h == "latency_p50_s").unwrap();
+    let p50: f64 = rows[1][c].parse().unwrap();
+    assert!((p50 - 0.007).abs() < 1e-4, "{p50}");
 }
 
 /// 65 535 proxies, each with its own view of 10 000 replicas, would hold

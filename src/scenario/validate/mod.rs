@@ -23,11 +23,17 @@ use crate::model::{
 pub struct Checker<'a> {
     pub(super) file: &'a Path,
     pub(super) src: &'a str,
+    /// Whether sample files beside the scenario may be read (not in the
+    /// playground, whose scenarios come from a browser).
+    pub(super) read_files: bool,
+    /// The sample files read, with their checksums.
+    pub(super) inputs: std::cell::RefCell<Vec<(String, String)>>,
 }
 
 type Checked<T> = Result<T, ScenarioError>;
 
 mod chain;
+mod empirical;
 mod fleet;
 mod load;
 mod outages;
@@ -57,7 +63,20 @@ pub(super) struct ZonesOf {
 impl<'a> Checker<'a> {
     /// A checker for `src`, read from `file`.
     pub fn new(file: &'a Path, src: &'a str) -> Self {
-        Checker { file, src }
+        Checker {
+            file,
+            src,
+            read_files: false,
+            inputs: std::cell::RefCell::default(),
+        }
+    }
+
+    /// A checker that reads the sample files a scenario names, beside it.
+    pub fn reading_files(file: &'a Path, src: &'a str) -> Self {
+        Checker {
+            read_files: true,
+            ..Checker::new(file, src)
+        }
     }
 
     pub(super) fn err<T>(&self, key: &KeyPath, message: impl Into<String>) -> Checked<T> {
@@ -156,6 +175,7 @@ impl<'a> Checker<'a> {
             strategies,
             sweep: None,
             overrides,
+            inputs: self.inputs.take(),
         };
         if let Some(s) = &f.sweep {
             scenario.sweep = Some(self.sweep(s, &scenario)?);
@@ -222,6 +242,11 @@ impl<'a> Checker<'a> {
             }
             DistFile::Mixture { parts } => self.mixture(parts, key),
             DistFile::Histogram { le, cumulative } => self.histogram(le, cumulative, key),
+            DistFile::Empirical {
+                samples,
+                file,
+                unit,
+            } => self.empirical(samples.as_deref(), file.as_deref(), unit.as_deref(), key),
         }
     }
 
