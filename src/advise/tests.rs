@@ -243,6 +243,7 @@ fn summary(
         latency_mean_s: None,
         wasted_work_fraction: 0.0,
         baseline_goodput_per_s: None,
+        slower: None,
         totals: crate::metrics::Totals::default(),
     }
 }

@@ -7,6 +7,7 @@
 pub mod html;
 pub mod proxies_csv;
 pub mod replicas_csv;
+pub mod slow_csv;
 pub mod summary_csv;
 pub mod sweep_csv;
 pub mod tiers_csv;
@@ -46,6 +47,7 @@ pub fn csv_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(replicas_csv::ReplicasCsv),
         Box::new(tiers_csv::TiersCsv),
         Box::new(proxies_csv::ProxiesCsv),
+        Box::new(slow_csv::SlowCsv),
     ]
 }
 

@@ -549,6 +549,42 @@ pub const PROXIES: [Column; 14] = [
     ),
 ];
 
+/// `slow.csv`, in order: one row per strategy, when `[metrics] slow` is set.
+pub const SLOW: [Column; 7] = [
+    col("strategy", "strategy", AsIs, "which run"),
+    col(
+        "slow_s",
+        "threshold",
+        Seconds(3),
+        "[metrics] slow: the latency a success should stay within",
+    ),
+    col("succeeded", "ok", AsIs, "logical requests answered well"),
+    col(
+        "slower",
+        "slower",
+        AsIs,
+        "of those, the ones that took longer than the threshold (from the latency histogram: one within 0.8% above it counts as within)",
+    ),
+    col(
+        "slower_share",
+        "slower share",
+        Decimals(6),
+        "slower / succeeded",
+    ),
+    col(
+        "failed",
+        "failed",
+        AsIs,
+        "logical requests that failed for good",
+    ),
+    col(
+        "within_share",
+        "good within",
+        Decimals(6),
+        "(succeeded - slower) / (succeeded + failed): the share of the requests that ended which were answered well within the threshold, as a latency SLO counts them",
+    ),
+];
+
 /// `tiers.csv`, in order: a call chain's tiers, one row per (strategy, tier).
 pub const TIERS: [Column; 15] = [
     col("strategy", "strategy", AsIs, "which run"),

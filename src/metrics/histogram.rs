@@ -84,6 +84,15 @@ impl Histogram {
         None
     }
 
+    /// How many values are above `d`: those in the buckets above the one
+    /// that holds `d` (a value in that bucket, at most 2^-SUB_BITS above
+    /// `d`, counts as not above it).
+    pub fn count_above(&self, d: SimDuration) -> u64 {
+        self.counts
+            .get(index_of(d.0) + 1..)
+            .map_or(0, |above| above.iter().sum())
+    }
+
     /// Adds the counts of `other`.
     pub fn merge(&mut self, other: &Histogram) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {

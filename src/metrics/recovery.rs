@@ -318,6 +318,7 @@ mod tests {
             baseline: SimDuration::from_secs(3),
             smoothing: SimDuration::from_secs(smoothing_buckets),
             recovery_fraction: 0.9,
+            slow: None,
         }
     }
 

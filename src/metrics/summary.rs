@@ -21,6 +21,9 @@ pub struct MetricsConfig {
     /// backlog at most `1 - recovery_fraction` of a bucket's normal completions
     /// above the twin's, beyond noise (default 0.9; see [`crate::metrics::recovery`]).
     pub recovery_fraction: f64,
+    /// A latency a success should not exceed: `slow.csv` counts those
+    /// slower (none unless set).
+    pub slow: Option<SimDuration>,
 }
 
 impl Default for MetricsConfig {
@@ -30,6 +33,7 @@ impl Default for MetricsConfig {
             baseline: SimDuration::from_secs(10),
             smoothing: SimDuration::from_secs(2),
             recovery_fraction: 0.9,
+            slow: None,
         }
     }
 }
@@ -83,6 +87,9 @@ pub struct Summary {
     pub wasted_work_fraction: f64,
     /// Pre-outage goodput level, successes per second.
     pub baseline_goodput_per_s: Option<f64>,
+    /// Successes slower than `[metrics] slow`, if set (from the latency
+    /// histogram: one within 0.8% above the threshold counts as within it).
+    pub slower: Option<u64>,
     /// Run totals (failures by reason, outcomes, events).
     pub totals: Totals,
 }
@@ -144,6 +151,7 @@ pub fn summarize(
             .then(|| totals.latency_sum_ns as f64 / totals.succeeded as f64 / 1e9),
         wasted_work_fraction: ratio(totals.wasted_ns, totals.busy_ns),
         baseline_goodput_per_s: baseline,
+        slower: cfg.slow.map(|t| latency.count_above(t)),
         totals: *totals,
     }
 }
@@ -195,6 +203,7 @@ mod tests {
             baseline: SimDuration::from_secs(3),
             smoothing: SimDuration::from_secs(1),
             recovery_fraction: 0.9,
+            slow: None,
         }
     }
 

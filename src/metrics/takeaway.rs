@@ -520,6 +520,7 @@ mod tests {
                         latency_mean_s: None,
                         wasted_work_fraction: 0.0,
                         baseline_goodput_per_s: None,
+                        slower: None,
                         totals: Totals {
                             crashes,
                             peak_held: 40,

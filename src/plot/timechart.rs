@@ -465,6 +465,7 @@ mod tests {
             latency_mean_s: None,
             wasted_work_fraction: 0.0,
             baseline_goodput_per_s: None,
+            slower: None,
             totals: Totals::default(),
         };
         Report {

@@ -463,6 +463,9 @@ pub struct MetricsFile {
     pub smoothing: Option<DurationValue>,
     /// Recovered at this fraction of normal goodput (default 0.9).
     pub recovery_fraction: Option<f64>,
+    /// The latency a success should stay within: `slow.csv` counts those
+    /// slower (none unless set).
+    pub slow: Option<DurationValue>,
 }
 
 /// `retry_after_mode` names.

@@ -50,6 +50,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 "replicas" => columns::markdown_meanings(&columns::REPLICAS),
                 "tiers" => columns::markdown_meanings(&columns::TIERS),
                 "proxies" => columns::markdown_meanings(&columns::PROXIES),
+                "slow" => columns::markdown_meanings(&columns::SLOW),
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", list)

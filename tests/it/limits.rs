@@ -3,7 +3,8 @@
 //! a connection, overflow at `max_pending_requests` or `max_requests`, are
 //! never retried after an overflow, start their per-try timeout when they
 //! leave the queue, and fail at their request's deadline while waiting;
-//! limits are per proxy; bad limits are refused at their key.
+//! limits are per proxy; bad limits are refused at their key. And
+//! `slow.csv`, whose threshold this world makes easy to check by hand.
 
 use crate::chain::{csv, run};
 use crate::common::invalid;
@@ -101,6 +102,38 @@ fn attempts_wait_for_a_connection_then_overflow() {
     assert_eq!(proxies(&out, "overflow"), 5);
     assert_eq!(proxies(&out, "waited"), 3);
     assert_eq!(successes_ms(&out), [102, 102, 204, 204, 306]);
+}
+
+/// `[metrics] slow` counts the successes slower than it: of those five
+/// (102, 102, 204, 204 and 306 ms), one is slower than 250 ms; of the ten
+/// requests that ended, four were answered well within it.
+#[test]
+fn slow_csv_counts_the_successes_over_the_threshold() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let limits = "limits = { max_connections = 2, max_pending_requests = 3 }";
+    let text = world(10, 1, "100ms", limits)
+        .replace("bucket = \"1ms\"", "bucket = \"1ms\"\nslow = \"250ms\"");
+    let out = run(dir.path(), "slow", &text, "1");
+    let rows = csv(&out.join("slow.csv"));
+    assert_eq!(
+        rows[0],
+        [
+            "strategy",
+            "slow_s",
+            "succeeded",
+            "slower",
+            "slower_share",
+            "failed",
+            "within_share"
+        ]
+    );
+    assert_eq!(
+        rows[1],
+        ["s", "0.250", "5", "1", "0.200000", "5", "0.400000"]
+    );
+    // Without the key, no file.
+    let plain = run(dir.path(), "plain", &world(2, 1, "1ms", ""), "1");
+    assert!(!plain.join("slow.csv").exists());
 }
 
 /// HTTP/2 never waits: `max_requests` 4 lets 4 of ten go, the rest

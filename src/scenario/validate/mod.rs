@@ -452,11 +452,24 @@ impl<'a> Checker<'a> {
             }
             None => d.recovery_fraction,
         };
+        let slow = match m.slow {
+            Some(v) => {
+                self.ensure(v.0.0 > 0, &key.join("slow"), || {
+                    format!(
+                        "slow is the latency a success should stay within: positive, got {}",
+                        v.0
+                    )
+                })?;
+                Some(v.0)
+            }
+            None => None,
+        };
         Ok(MetricsConfig {
             bucket,
             baseline,
             smoothing,
             recovery_fraction,
+            slow,
         })
     }
 }
