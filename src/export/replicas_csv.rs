@@ -37,6 +37,13 @@ impl Exporter for ReplicasCsv {
                                 fixed(Some(f64::from(b.arrivals) / width), 1),
                                 fixed(Some(f64::from(b.served) / width), 1),
                                 fixed(Some(b.held), 2),
+                                fixed(Some(f64::from(b.departures) / width), 1),
+                                fixed(
+                                    (b.departures > 0).then(|| {
+                                        b.sojourn_ns as f64 / 1e9 / f64::from(b.departures)
+                                    }),
+                                    6,
+                                ),
                                 b.crashes.to_string(),
                                 fixed(Some(b.in_rotation), 2),
                                 b.ejections.to_string(),

@@ -448,7 +448,7 @@ pub const TIMESERIES: [Column; 14] = [
 
 /// `replicas.csv`, one row per (strategy, replica, time bucket), written for a
 /// fleet (a server with more than one replica) only.
-pub const REPLICAS: [Column; 9] = [
+pub const REPLICAS: [Column; 11] = [
     col("strategy", "strategy", AsIs, "which run"),
     col("replica", "replica", AsIs, "which replica, from 0"),
     col("t_s", "t", Seconds(1), "the bucket's start"),
@@ -469,6 +469,18 @@ pub const REPLICAS: [Column; 9] = [
         "held",
         Decimals(1),
         "time-average requests held, queued plus in service: what its crash limit counts",
+    ),
+    col(
+        "departures_per_s",
+        "departures",
+        Decimals(1),
+        "requests that left it: served, refused by a worker, dropped or thrown out",
+    ),
+    col(
+        "response_s",
+        "time in it",
+        Decimals(6),
+        "the mean time in the replica of the requests that left it in the bucket, queueing included (blank when none left): with held and departures_per_s, Little's law replica by replica",
     ),
     col("crashes", "crashes", AsIs, "times it crashed in the bucket"),
     col(

@@ -25,6 +25,11 @@ pub struct ReplicaBucket {
     pub in_rotation: f64,
     /// Times it was ejected.
     pub ejections: u32,
+    /// Requests that left it (served, refused by a worker, dropped or
+    /// thrown out).
+    pub departures: u32,
+    /// Their time in it, summed, ns.
+    pub sojourn_ns: u64,
 }
 
 /// A gauge's value per replica, since when, and its area in the current bucket.
@@ -115,11 +120,14 @@ impl ReplicaRecorder {
         self
     }
 
-    /// A request left `replica` after `sojourn` in it.
-    pub fn departure(&mut self, replica: usize, sojourn: SimDuration) {
+    /// A request left `replica` at `now` after `sojourn` in it.
+    pub fn departure(&mut self, replica: usize, now: SimTime, sojourn: SimDuration) {
         let d = &mut self.departures[replica];
         d.count += 1;
         d.sojourn_ns += u128::from(sojourn.0);
+        let b = self.at(replica, now);
+        b.departures += 1;
+        b.sojourn_ns = b.sojourn_ns.saturating_add(sojourn.0);
     }
 
     fn areas(&mut self, which: Which) -> &mut Areas {

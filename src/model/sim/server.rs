@@ -89,7 +89,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn depart(&mut self, r: usize, sojourn: SimDuration) {
         self.rec.departure(sojourn);
         if let Some(rec) = &mut self.per_replica {
-            rec.departure(r, sojourn);
+            rec.departure(r, self.now, sojourn);
         }
     }
 
