@@ -279,6 +279,11 @@ pub struct TierPolicy {
     /// attempt would, and the callee can drop the work of a caller that is gone
     /// (gRPC's deadline propagation).
     pub propagate_deadline: bool,
+    /// A caller that stops waiting cancels the call (gRPC propagates a
+    /// cancelled RPC's context to the calls made under it; Envoy resets the
+    /// upstream stream of a reset downstream one): the call makes no more
+    /// retries, and a hedged copy that lost frees its worker at once.
+    pub propagate_cancel: bool,
 }
 
 #[cfg(test)]

@@ -683,6 +683,9 @@ pub struct RetryFile {
     /// A call chain: calls carry their caller's deadline (gRPC's deadline
     /// propagation), default false.
     pub propagate_deadline: Option<bool>,
+    /// A call chain: a caller that stops waiting cancels the calls it made
+    /// (gRPC's cancellation propagation), default false.
+    pub propagate_cancel: Option<bool>,
     /// Strategies only, in a call chain: the policy of the calls to each
     /// service, by name (`[strategy.tiers.database]`), over the strategy's.
     pub tiers: Option<std::collections::BTreeMap<String, RetryFile>>,

@@ -93,6 +93,9 @@ impl Checker<'_> {
                     propagate_deadline: l
                         .get("propagate_deadline", |r| r.propagate_deadline)
                         .is_some_and(|(v, _)| v),
+                    propagate_cancel: l
+                        .get("propagate_cancel", |r| r.propagate_cancel)
+                        .is_some_and(|(v, _)| v),
                 });
             }
             out.push(strategy);

@@ -193,11 +193,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         self.after_failure::<S>(ev.slot, Outcome::Timeout, None);
     }
 
-    /// A backoff is over: the retry goes, unless the request has moved on.
+    /// A backoff is over: the retry goes, unless the request has moved on
+    /// or was cancelled with its caller.
     pub(super) fn on_backoff_over<S: Side>(&mut self, ev: Event) {
         let r = S::parts(self, ev.slot).slots.get(ev.slot);
         if r.phase == Phase::BackingOff && r.attempt == ev.attempt {
             S::backing_off(self, -1);
+            if S::abandoned(self, ev.slot) {
+                self.give_up::<S>(ev.slot, GiveUp::NotRetryable);
+                return;
+            }
             self.retry_sent::<S>(ev.slot);
             self.send_attempt::<S>(ev.slot);
         }
@@ -223,6 +228,11 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         outcome: Outcome,
         retry_after: Option<SimDuration>,
     ) {
+        if S::abandoned(self, slot) {
+            // Cancelled with its caller: no retry.
+            self.give_up::<S>(slot, GiveUp::NotRetryable);
+            return;
+        }
         let now = self.now;
         let mut p = S::parts(self, slot);
         let r = p.slots.get(slot);
@@ -335,8 +345,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
 
     /// Whether `job`'s caller still waits for it, or the server cannot know
     /// it does not: false only for a hedged copy whose caller has its answer
-    /// and cancelled the rest, once the cancellation reaches the server.
+    /// and cancelled the rest, once the cancellation reaches the server, and
+    /// for an attempt of a call cancelled with its caller.
     pub(super) fn still_wanted<S: Side>(&mut self, job: &Job) -> bool {
+        let r = S::parts(self, job.slot).slots.peek(job.slot);
+        // Only an attempt of the slot's current request (a slot is reused).
+        let current = r.phase != Phase::Idle
+            && job.attempt.wrapping_sub(r.first).wrapping_sub(1) < r.attempt.wrapping_sub(r.first);
+        if current && S::abandoned(self, job.slot) {
+            return false;
+        }
         match S::hedging(self, job.slot) {
             Some(h) if h.cancel => {
                 let p = S::parts(self, job.slot);

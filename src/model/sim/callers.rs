@@ -220,6 +220,13 @@ pub(super) trait Side {
     ) {
     }
 
+    /// Whether `slot`'s request was cancelled because its caller stopped
+    /// waiting for it (a call whose caller is gone, where cancellation
+    /// propagates): it makes no more attempts.
+    fn abandoned<O: Observer, const W: bool>(_sim: &mut Sim<'_, O, W>, _slot: u32) -> bool {
+        false
+    }
+
     /// One more (+1) or one fewer (-1) request waiting out a backoff.
     fn backing_off<O: Observer, const W: bool>(_sim: &mut Sim<'_, O, W>, _delta: i64) {}
 }

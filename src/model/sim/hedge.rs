@@ -66,6 +66,11 @@ impl Copies {
         Some((self.replica[i], self.charged[i]))
     }
 
+    /// The replica copy `attempt` went to.
+    pub(super) fn replica_of(&self, attempt: u32) -> u16 {
+        self.replica[attempt as usize % RING]
+    }
+
     /// The copies out, oldest first, the newest being `latest` (a
     /// snapshot that borrows nothing).
     pub(super) fn out(&self, latest: u32) -> impl Iterator<Item = u32> + use<> {
@@ -215,10 +220,16 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     /// The request has its answer (or has failed): the copies still out are
     /// cancelled. Their budget charges are released, unspent.
     fn cancel_copies<S: Side>(&mut self, slot: u32) {
+        let cancel = S::hedging(self, slot).is_some_and(|h| h.cancel);
         for attempt in self.copies_out::<S>(slot) {
+            let replica = S::parts(self, slot).book.get(slot).replica_of(attempt);
             if let Some(charged) = self.copy_over::<S>(slot, attempt, None) {
                 if let Some(b) = S::parts(self, slot).guards.budget() {
                     b.on_retry_abandoned(charged);
+                }
+                if cancel && self.chain.is_some() {
+                    let tier = S::tier(self, slot);
+                    self.cancel_held_copy(tier, usize::from(replica), slot, attempt);
                 }
             }
         }

@@ -318,6 +318,30 @@ impl Checker<'_> {
         })
     }
 
+    /// Without services, no table may ask for deadlines or cancellations
+    /// to propagate: there are no calls to carry them.
+    fn no_propagation(&self, defaults: &RetryFile, list: &[RetryFile]) -> Checked<()> {
+        let tables = std::iter::once((defaults, KeyPath::key("retry"))).chain(
+            list.iter()
+                .enumerate()
+                .map(|(i, s)| (s, KeyPath::key("strategy").at(i))),
+        );
+        for (t, key) in tables {
+            for (set, name) in [
+                (t.propagate_deadline.is_some(), "propagate_deadline"),
+                (t.propagate_cancel.is_some(), "propagate_cancel"),
+            ] {
+                if set {
+                    return self.err(
+                        &key.join(name),
+                        format!("`{name}` applies to calls between services: declare the services in [[service]] tables"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Each strategy's policy for the calls to each service (tier 1 first):
     /// `[strategy.tiers.NAME]` over the strategy's own keys.
     pub(in crate::scenario) fn tier_tables<'f>(
@@ -327,19 +351,7 @@ impl Checker<'_> {
         list: &'f [RetryFile],
     ) -> Checked<Vec<Vec<Option<&'f RetryFile>>>> {
         if chain.is_none() {
-            let tables = std::iter::once((defaults, KeyPath::key("retry"))).chain(
-                list.iter()
-                    .enumerate()
-                    .map(|(i, s)| (s, KeyPath::key("strategy").at(i))),
-            );
-            for (t, key) in tables {
-                if t.propagate_deadline.is_some() {
-                    return self.err(
-                        &key.join("propagate_deadline"),
-                        "`propagate_deadline` applies to calls between services: declare the services in [[service]] tables",
-                    );
-                }
-            }
+            self.no_propagation(defaults, list)?;
         }
         let mut out = Vec::with_capacity(list.len());
         for (i, s) in list.iter().enumerate() {

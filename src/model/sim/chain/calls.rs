@@ -86,6 +86,13 @@ impl Side for ChainCalls {
 
     fn attempt_ended<O: Observer, const W: bool>(_: &mut Sim<'_, O, W>, _: u32, _: Outcome) {}
 
+    /// The call's caller is gone and the calls to its tier are cancelled
+    /// with their caller.
+    fn abandoned<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32) -> bool {
+        let tier = Self::tier(sim, slot);
+        sim.chain().cancelled_with_caller[tier] && sim.call_orphaned(slot)
+    }
+
     /// The call's latency, from its start to the good answer at its
     /// caller. (A hedged call's OK is counted here: two copies may both
     /// answer OK. Another's is counted where its callee answers.)
@@ -179,6 +186,44 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             || c.holds[tier]
                 .get(i)
                 .is_none_or(|h| !h.active || h.epoch != link.parent_epoch)
+    }
+
+    /// A hedged copy (`slot`, `attempt`) sent to `tier`'s replica
+    /// `replica` lost: if a worker there holds it for its calls, and the
+    /// calls are cancelled with their caller, the worker is freed now (its
+    /// work of no use) and its calls are orphans, which stop.
+    pub(in crate::model::sim) fn cancel_held_copy(
+        &mut self,
+        tier: usize,
+        replica: usize,
+        slot: u32,
+        attempt: u32,
+    ) {
+        let c = self.chain();
+        let propagates = c
+            .calls
+            .get(tier)
+            .is_some_and(|k| k.to.iter().any(|&t| c.cancelled_with_caller[t]));
+        if !propagates {
+            return;
+        }
+        let workers = c.workers[tier];
+        for w in 0..workers {
+            let i = replica * workers + w;
+            let hold = self.chain().holds[tier][i];
+            if !hold.active {
+                continue;
+            }
+            let holds_it = tier_server(&mut self.server, &mut self.chain, tier)
+                .and_then(|s| s.replica(replica))
+                .and_then(|s| s.holding(w as u32, hold.epoch))
+                .is_some_and(|(job, _)| job.slot == slot && job.attempt == attempt);
+            if holds_it {
+                self.chain().holds[tier][i].active = false;
+                self.release_held(tier, replica, w as u32, hold.epoch, false);
+                return;
+            }
+        }
     }
 
     /// Worker `worker` of `tier`'s replica `replica` ended its own part of

@@ -88,6 +88,9 @@ pub(crate) struct ChainRun {
     callers: Vec<Option<Callers>>,
     /// Whether each tier receives its callers' deadlines.
     knows_deadline: Vec<bool>,
+    /// Whether the calls to each tier are cancelled when their caller stops
+    /// waiting.
+    cancelled_with_caller: Vec<bool>,
     /// The copies out of each hedged call, by call slot.
     book: CopyBook,
     /// Each tier's figures.
@@ -148,6 +151,9 @@ impl ChainRun {
             book: CopyBook::default(),
             knows_deadline: (0..n)
                 .map(|k| k > 0 && policies.get(k - 1).is_some_and(|p| p.propagate_deadline))
+                .collect(),
+            cancelled_with_caller: (0..n)
+                .map(|k| k > 0 && policies.get(k - 1).is_some_and(|p| p.propagate_cancel))
                 .collect(),
             callers: (0..n)
                 .map(|k| {
@@ -272,6 +278,7 @@ mod tests {
                 TierPolicy {
                     strategy: st,
                     propagate_deadline: false,
+                    propagate_cancel: false,
                 }
             })
             .collect();
