@@ -99,6 +99,9 @@ pub struct ServerConfig {
     /// Zones, retries to another replica, ejection, health checks and
     /// autoscaling (all off by default).
     pub fleet: crate::model::fleet::FleetOptions,
+    /// Replicas whose service time is their own, not `service`: (replica,
+    /// its service time), each replica once.
+    pub replica_service: Vec<(usize, Dist)>,
 }
 
 impl ServerConfig {
@@ -106,6 +109,14 @@ impl ServerConfig {
     pub fn slots(&self) -> usize {
         let n = self.replicas.max(1);
         self.fleet.autoscale.map_or(n, |a| a.max.max(n)) as usize
+    }
+
+    /// The service time of replica `r`.
+    pub fn service_of(&self, r: usize) -> &Dist {
+        self.replica_service
+            .iter()
+            .find(|(k, _)| *k == r)
+            .map_or(&self.service, |(_, d)| d)
     }
 }
 
@@ -196,7 +207,14 @@ impl ServerConfig {
     /// Completions per second at full capacity, the whole fleet's: replicas
     /// times workers over the mean service time.
     pub fn capacity_per_s(&self) -> f64 {
-        f64::from(self.replicas.max(1)) * f64::from(self.workers) * 1e9 / self.service.mean_nanos()
+        if self.replica_service.is_empty() {
+            return f64::from(self.replicas.max(1)) * f64::from(self.workers) * 1e9
+                / self.service.mean_nanos();
+        }
+        let per_replica = |d: &Dist| f64::from(self.workers) * 1e9 / d.mean_nanos();
+        (0..self.replicas.max(1) as usize)
+            .map(|r| per_replica(self.service_of(r)))
+            .sum()
     }
 }
 

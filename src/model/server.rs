@@ -122,7 +122,13 @@ pub struct Finished {
 }
 
 impl Server {
-    /// An idle server.
+    /// Its service times from now on are `service`'s (a replica of a fleet
+    /// with a service time of its own).
+    pub fn set_service(&mut self, service: Dist) {
+        self.service = service;
+    }
+
+    /// An idle server, as `cfg` sets it.
     pub fn new(cfg: &ServerConfig) -> Self {
         Server {
             service: cfg.service.clone(),
@@ -466,6 +472,7 @@ mod tests {
             drop_expired: false,
             shed: None,
             overload: Overload::default(),
+            replica_service: Vec::new(),
         }
     }
 

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::duration::DurationValue;
 
-pub use super::schema_fleet::{AutoscaleFile, HealthCheckFile, OutlierFile};
+pub use super::schema_fleet::{AutoscaleFile, HealthCheckFile, OutlierFile, ReplicaServiceFile};
 
 /// A whole scenario file.
 #[derive(Debug, Deserialize)]
@@ -171,6 +171,8 @@ pub struct ServerFile {
     pub queue: Option<u32>,
     /// Capacity: service time.
     pub service: Option<DistFile>,
+    /// A fleet: replicas with a service time of their own.
+    pub replica_service: Option<Vec<ReplicaServiceFile>>,
     /// Capacity: `fifo` (default) or `lifo`.
     pub discipline: Option<DisciplineFile>,
     /// Capacity: drop queued requests whose clients stopped waiting (default false).

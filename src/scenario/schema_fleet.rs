@@ -6,6 +6,16 @@ use serde::Deserialize;
 
 use super::duration::DurationValue;
 
+/// `[[server.replica_service]]`: replicas whose service time is their own.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaServiceFile {
+    /// The replicas, by index from 0.
+    pub replicas: Vec<u32>,
+    /// Their service time.
+    pub service: super::schema::DistFile,
+}
+
 /// `[server.outlier]`: Envoy's `outlier_detection` fields, Envoy's defaults.
 #[derive(Debug, Default, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]

@@ -800,3 +800,59 @@ fn a_fleet_with_health_is_the_same_on_any_thread_count() {
         );
     }
 }
+
+/// A replica with a service time of its own (`[[server.replica_service]]`):
+/// with workers to spare (nothing queues), every request that leaves
+/// replica 1 spent its 50 ms there and every one that leaves replica 0 its
+/// 5 ms, as `replicas.csv`'s `response_s` shows bucket by bucket; the
+/// capacity the summary divides by counts each replica at its own speed.
+/// A replica outside the fleet, or set twice, is refused at its key.
+#[test]
+fn a_replica_can_have_a_service_time_of_its_own() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let text = FLEET
+        .replace("workers = 2\n", "workers = 1000\n")
+        .replace("replicas = 4", "replicas = 2")
+        .replace(
+            "service = { dist = \"exponential\", mean = \"5ms\" }",
+            "service = { dist = \"constant\", value = \"5ms\" }\n\
+             replica_service = [{ replicas = [1], service = { dist = \"constant\", value = \"50ms\" } }]",
+        )
+        .replace("crash_at = 60\n", "crash_at = 100000\n");
+    let file = dir.path().join("slow.toml");
+    fs::write(&file, &text).unwrap();
+    let out = dir.path().join("out");
+    sim()
+        .arg("run")
+        .arg(&file)
+        .args(["-q", "--no-plots", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let rows = csv(&out.join("replicas.csv"));
+    let at = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    let (replica, time) = (at("replica"), at("response_s"));
+    let mut seen = [0, 0];
+    for r in rows[1..].iter().filter(|r| !r[time].is_empty()) {
+        let k: usize = r[replica].parse().unwrap();
+        // Outside the reset outage (4 s to 5 s), whose flushed requests
+        // leave early.
+        let t: f64 = r[at("t_s")].parse().unwrap();
+        if (3.9..5.1).contains(&t) {
+            continue;
+        }
+        let want = [0.005, 0.050][k];
+        assert_eq!(r[time].parse::<f64>().unwrap(), want, "{r:?}");
+        seen[k] += 1;
+    }
+    assert!(seen[0] > 50 && seen[1] > 50, "{seen:?}");
+    for (bad, wanted) in [
+        ("replicas = [1]", "replicas = [2]"),
+        ("replicas = [1]", "replicas = [1, 1]"),
+    ] {
+        let f = dir.path().join("bad.toml");
+        fs::write(&f, text.replace(bad, wanted)).unwrap();
+        let e = invalid(&f);
+        assert!(e.contains("server.replica_service[0].replicas["), "{e}");
+    }
+}

@@ -129,7 +129,15 @@ impl Fleet {
             })
         });
         Fleet {
-            replicas: (0..n).map(|_| Server::new(cfg)).collect(),
+            replicas: (0..n)
+                .map(|r| {
+                    let mut s = Server::new(cfg);
+                    if cfg.replica_service.iter().any(|(k, _)| *k == r) {
+                        s.set_service(cfg.service_of(r).clone());
+                    }
+                    s
+                })
+                .collect(),
             balance,
             retry_other: cfg.fleet.retry_other_replica,
             seen: vec![(0, 0); n],

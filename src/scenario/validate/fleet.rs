@@ -89,6 +89,50 @@ impl Checker<'_> {
         Ok(f)
     }
 
+    /// The replicas of a fleet of `slots` whose service time is their own
+    /// (`[[server.replica_service]]`): each replica once, within the fleet.
+    pub(in crate::scenario) fn replica_service(
+        &self,
+        s: &ServerFile,
+        slots: u32,
+        key: &KeyPath,
+    ) -> Checked<Vec<(usize, Dist)>> {
+        let Some(list) = &s.replica_service else {
+            return Ok(Vec::new());
+        };
+        let key = key.join("replica_service");
+        self.ensure(slots > 1, &key, || {
+            "`replica_service` acts on a fleet: give the server replicas = 2 or more (one \
+             server's service time is `service`)"
+                .into()
+        })?;
+        let mut out: Vec<(usize, Dist)> = Vec::new();
+        for (i, entry) in list.iter().enumerate() {
+            let k = key.at(i);
+            self.ensure(!entry.replicas.is_empty(), &k.join("replicas"), || {
+                "replicas lists the replicas, by index from 0, e.g. [0]".into()
+            })?;
+            let dist = self.dist(&entry.service, &k.join("service"))?;
+            self.ensure(dist.mean_nanos() > 0.0, &k.join("service"), || {
+                "a service time's mean must be positive".into()
+            })?;
+            for (j, &r) in entry.replicas.iter().enumerate() {
+                let rk = k.join("replicas").at(j);
+                self.ensure(r < slots, &rk, || {
+                    format!(
+                        "replica {r} is not in a fleet of {slots}: from 0 to {}",
+                        slots - 1
+                    )
+                })?;
+                self.ensure(!out.iter().any(|(o, _)| *o == r as usize), &rk, || {
+                    format!("replica {r} has its service time set twice")
+                })?;
+                out.push((r as usize, dist.clone()));
+            }
+        }
+        Ok(out)
+    }
+
     pub(in crate::scenario) fn outlier(
         &self,
         o: &OutlierFile,

@@ -105,6 +105,8 @@ impl Checker<'_> {
             },
         )?;
         let fleet = self.fleet(s, replicas, workers, &key)?;
+        let slots = fleet.autoscale.map_or(replicas, |a| a.max.max(replicas));
+        let replica_service = self.replica_service(s, slots, &key)?;
         Ok(ServerModel::Capacity(ServerConfig {
             fleet,
             replicas,
@@ -125,6 +127,7 @@ impl Checker<'_> {
             },
             drop_expired: s.drop_expired.unwrap_or(false),
             shed,
+            replica_service,
         }))
     }
 
