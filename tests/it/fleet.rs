@@ -698,16 +698,7 @@ fn littles_law_holds_for_every_replica() {
 #[test]
 fn littles_law_reads_from_replicas_csv() {
     let dir = tempfile::TempDir::new().unwrap();
-    let file = dir.path().join("fleet.toml");
-    fs::write(&file, FLEET).unwrap();
-    let out = dir.path().join("out");
-    sim()
-        .arg("run")
-        .arg(&file)
-        .args(["-q", "--no-plots", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = crate::chain::run(dir.path(), "fleet", FLEET, "1");
     let rows = csv(&out.join("replicas.csv"));
     let at = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
     let (held, left, time) = (at("held"), at("departures_per_s"), at("response_s"));
@@ -819,16 +810,7 @@ fn a_replica_can_have_a_service_time_of_its_own() {
              replica_service = [{ replicas = [1], service = { dist = \"constant\", value = \"50ms\" } }]",
         )
         .replace("crash_at = 60\n", "crash_at = 100000\n");
-    let file = dir.path().join("slow.toml");
-    fs::write(&file, &text).unwrap();
-    let out = dir.path().join("out");
-    sim()
-        .arg("run")
-        .arg(&file)
-        .args(["-q", "--no-plots", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = crate::chain::run(dir.path(), "slow", &text, "1");
     let rows = csv(&out.join("replicas.csv"));
     let at = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
     let (replica, time) = (at("replica"), at("response_s"));
