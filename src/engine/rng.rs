@@ -78,6 +78,9 @@ pub enum Purpose {
     Spike,
     /// Whether a worker makes a call whose probability is under 1.
     Call,
+    /// A server's concurrency limiter's jitter (address: the replica and
+    /// the draw's number).
+    Limiter,
 }
 
 /// The addressed draws of one run: a key derived from the seed.

@@ -4,6 +4,7 @@
 //! Numbers are written with a fixed number of decimals per column, so files are
 //! byte-identical for a seed and diff cleanly between versions.
 
+pub mod defences_csv;
 pub mod html;
 pub mod proxies_csv;
 pub mod replicas_csv;
@@ -48,6 +49,7 @@ pub fn csv_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(tiers_csv::TiersCsv),
         Box::new(proxies_csv::ProxiesCsv),
         Box::new(slow_csv::SlowCsv),
+        Box::new(defences_csv::DefencesCsv),
     ]
 }
 

@@ -561,6 +561,31 @@ pub const PROXIES: [Column; 14] = [
     ),
 ];
 
+/// `defences.csv`, in order: one row per (strategy, time bucket), for the
+/// strategies whose server has an adaptive concurrency limit or CoDel.
+pub const DEFENCES: [Column; 5] = [
+    col("strategy", "strategy", AsIs, "which run"),
+    col("t_s", "t", Seconds(3), "start of the time bucket"),
+    col(
+        "limit",
+        "limit",
+        AsIs,
+        "the adaptive concurrency limit at the bucket's end, summed over the replicas (empty without a limiter)",
+    ),
+    col(
+        "limited_per_s",
+        "limited/s",
+        Decimals(1),
+        "attempts the limiter answered 503 at once, the limit reached (Envoy counts them in rq_blocked)",
+    ),
+    col(
+        "dropped_per_s",
+        "dropped/s",
+        Decimals(1),
+        "attempts CoDel dropped from the queue and answered 503",
+    ),
+];
+
 /// `slow.csv`, in order: one row per strategy, when `[metrics] slow` is set.
 pub const SLOW: [Column; 7] = [
     col("strategy", "strategy", AsIs, "which run"),

@@ -5,6 +5,7 @@
 //! time bucket and one fixed-size [`Histogram`].
 
 pub mod columns;
+pub mod defences;
 pub mod figures;
 pub mod histogram;
 pub mod proxies;

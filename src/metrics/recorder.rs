@@ -162,6 +162,9 @@ pub struct Totals {
     pub expired_dropped: u64,
     /// Times the server crashed under overload.
     pub crashes: u64,
+    /// Attempts the server's concurrency limiter answered 503 (among the
+    /// 503 outcomes).
+    pub limited: u64,
     /// Nanoseconds of worker time spent refusing requests (part of `busy_ns`).
     pub reject_ns: u64,
     /// Logical requests a load spike added (included in `started`).
@@ -507,6 +510,11 @@ impl Recorder {
     pub fn reject_work(&mut self, work: SimDuration) {
         self.totals.busy_ns += work.0;
         self.totals.reject_ns += work.0;
+    }
+
+    /// An attempt was answered 503 by the server's concurrency limiter.
+    pub fn limited(&mut self) {
+        self.totals.limited += 1;
     }
 
     /// An arrival was shed (answered 429).

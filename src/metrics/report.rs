@@ -28,6 +28,9 @@ pub struct StrategyReport {
     /// Each proxy's counts, when the users are behind several; `None`
     /// otherwise.
     pub proxies: Option<Vec<super::proxies::ProxyTotals>>,
+    /// What the server's own defences did, bucket by bucket; `None` when
+    /// it has no concurrency limiter and no CoDel.
+    pub defences: Option<Vec<super::defences::DefenceBucket>>,
 }
 
 /// A scenario's results, strategies in file order.

@@ -497,6 +497,7 @@ mod tests {
                 .map(|(i, &(name, rec, failed, lost, crashes))| StrategyReport {
                     tiers: None,
                     proxies: None,
+                    defences: None,
                     name: name.into(),
                     summary: Summary {
                         // Enough requests for every row's failures (a

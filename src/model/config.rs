@@ -88,6 +88,10 @@ pub struct ServerConfig {
     pub drop_expired: bool,
     /// Load shedding: answer 429 at once when this many requests already wait.
     pub shed: Option<Shedding>,
+    /// CoDel on the queue (none by default).
+    pub codel: Option<Codel>,
+    /// An adaptive concurrency limit in front of the queue (none by default).
+    pub limiter: Option<LimiterConfig>,
     /// How the server behaves under overload (all off by default).
     pub overload: Overload,
     /// Replicas of this server behind one balancer, each with the workers,
@@ -192,6 +196,152 @@ pub enum Discipline {
     /// Newest first: under overload the requests served are the ones whose
     /// clients are still waiting (REFERENCE.md section 5).
     Lifo,
+    /// Oldest first, but newest first once the queue has not been empty
+    /// for `after` (Facebook's adaptive LIFO, "Fail at Scale", ACM Queue
+    /// 2015), until it empties.
+    AdaptiveLifo {
+        /// How long the queue must have stayed non-empty.
+        after: SimDuration,
+    },
+}
+
+/// CoDel on the server's queue (RFC 8289): a request taken from the queue
+/// after its sojourn has stayed at or above `target` for `interval` is
+/// dropped (answered 503), and then one each `interval / sqrt(count)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Codel {
+    /// The sojourn CoDel aims for (RFC 8289: 5 ms).
+    pub target: SimDuration,
+    /// How long the sojourn may stay above target (RFC 8289: 100 ms).
+    pub interval: SimDuration,
+}
+
+/// An adaptive concurrency limit in front of the server's queue: a request
+/// that finds the limit reached is answered 503 at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LimiterConfig {
+    /// Envoy's adaptive concurrency filter (gradient controller).
+    Gradient(EnvoyGradient),
+    /// Netflix concurrency-limits' `VegasLimit`.
+    Vegas(Vegas),
+    /// Netflix concurrency-limits' `Gradient2Limit`.
+    Gradient2(Gradient2),
+    /// Netflix concurrency-limits' `AIMDLimit`.
+    Aimd(Aimd),
+}
+
+/// Envoy's gradient controller; defaults as `gradient_controller.cc` sets
+/// them, the two intervals (which Envoy requires) as its documentation's
+/// example.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EnvoyGradient {
+    /// `concurrency_update_interval` (the example's 100 ms).
+    pub update_interval: SimDuration,
+    /// `sample_aggregate_percentile`, as a fraction (0.5).
+    pub percentile: f64,
+    /// `min_rtt_calc_params.interval` (the example's 60 s).
+    pub min_rtt_interval: SimDuration,
+    /// `min_rtt_calc_params.request_count` (50).
+    pub request_count: u32,
+    /// `min_rtt_calc_params.jitter`, as a fraction (0.15).
+    pub jitter: f64,
+    /// `min_rtt_calc_params.min_concurrency` (3): the limit while the
+    /// minimum RTT is measured, and its floor.
+    pub min_concurrency: u32,
+    /// `min_rtt_calc_params.buffer`, as a fraction (0.25).
+    pub buffer: f64,
+    /// `max_concurrency_limit` (1000).
+    pub max_limit: u32,
+}
+
+impl Default for EnvoyGradient {
+    fn default() -> Self {
+        EnvoyGradient {
+            update_interval: SimDuration::from_millis(100),
+            percentile: 0.5,
+            min_rtt_interval: SimDuration::from_secs(60),
+            request_count: 50,
+            jitter: 0.15,
+            min_concurrency: 3,
+            buffer: 0.25,
+            max_limit: 1000,
+        }
+    }
+}
+
+/// Netflix's `VegasLimit` (defaults as its builder's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Vegas {
+    /// `initialLimit` (20).
+    pub initial: u32,
+    /// `maxConcurrency` (1000).
+    pub max: u32,
+    /// `smoothing` (1.0).
+    pub smoothing: f64,
+    /// `probeMultiplier` (30).
+    pub probe_multiplier: u32,
+}
+
+impl Default for Vegas {
+    fn default() -> Self {
+        Vegas {
+            initial: 20,
+            max: 1000,
+            smoothing: 1.0,
+            probe_multiplier: 30,
+        }
+    }
+}
+
+/// Netflix's `Gradient2Limit` (defaults as its builder's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gradient2 {
+    /// `initialLimit` (20).
+    pub initial: u32,
+    /// `minLimit` (20).
+    pub min: u32,
+    /// `maxConcurrency` (200).
+    pub max: u32,
+    /// `smoothing` (0.2).
+    pub smoothing: f64,
+    /// `queueSize` (4).
+    pub queue_size: u32,
+    /// `longWindow`, samples (600).
+    pub long_window: u32,
+}
+
+impl Default for Gradient2 {
+    fn default() -> Self {
+        Gradient2 {
+            initial: 20,
+            min: 20,
+            max: 200,
+            smoothing: 0.2,
+            queue_size: 4,
+            long_window: 600,
+        }
+    }
+}
+
+/// Netflix's `AIMDLimit` (defaults as its builder's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aimd {
+    /// `initialLimit` (10).
+    pub initial: u32,
+    /// `backoffRatio` (0.9), in [0.5, 1).
+    pub backoff_ratio: f64,
+    /// `timeout`: a slower sample counts as a drop (5 s).
+    pub timeout: SimDuration,
+}
+
+impl Default for Aimd {
+    fn default() -> Self {
+        Aimd {
+            initial: 10,
+            backoff_ratio: 0.9,
+            timeout: SimDuration::from_secs(5),
+        }
+    }
 }
 
 /// Load shedding settings (REFERENCE.md section 5).

@@ -78,7 +78,7 @@ impl From<RunResult> for Twin {
         // Overload shows as attempts timed out, reset, refused or answered
         // 429 or 503; a 400 or a 409 is the request's own doing, not the
         // server's load.
-        let overload: u64 = [
+        let overload = [
             Outcome::Timeout,
             Outcome::Reset,
             Outcome::Refused,
@@ -87,7 +87,12 @@ impl From<RunResult> for Twin {
         ]
         .iter()
         .map(|&o| totals.outcomes[o as usize])
-        .sum();
+        .sum::<u64>()
+        // A concurrency limiter's 503s are the defence at work, holding
+        // the server in a steady state, not a server past its capacity
+        // (Envoy's limiter pins its limit at 3 while it measures its
+        // minimum RTT, at the start and every minute).
+        .saturating_sub(totals.limited);
         let overloaded = totals.crashes > 0 || overload.saturating_mul(100) > totals.attempts;
         Twin {
             buckets: t.buckets,

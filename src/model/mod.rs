@@ -15,8 +15,8 @@ pub mod server;
 pub mod sim;
 
 pub use config::{
-    Discipline, Load, Outage, OutageKind, Overload, Proxies, ServerConfig, ServerModel, Shedding,
-    Targets, WorldConfig,
+    Aimd, Codel, Discipline, EnvoyGradient, Gradient2, LimiterConfig, Load, Outage, OutageKind,
+    Overload, Proxies, ServerConfig, ServerModel, Shedding, Targets, Vegas, WorldConfig,
 };
 pub use dist::Dist;
 pub use measure::{Measured, Twins, run_measured, run_measured_all, run_measured_with};

@@ -484,6 +484,7 @@ mod tests {
                 .map(|&t| StrategyReport {
                     tiers: None,
                     proxies: None,
+                    defences: None,
                     name: "s".into(),
                     summary: summary(t),
                     buckets: Vec::new(),

@@ -135,6 +135,7 @@ impl<'s> Plan<'s> {
                     buckets: m.run.buckets.to_vec(),
                     replicas: m.run.replicas,
                     proxies: m.run.proxies,
+                    defences: m.run.defences,
                     twin: m.twin.map(|t| t.to_vec()),
                     twin_events: m.twin_events,
                     aborted: m.aborted.map(|a| a.to_string()),

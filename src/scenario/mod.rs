@@ -8,6 +8,7 @@ mod limits;
 pub mod locate;
 pub mod presets;
 pub mod schema;
+mod schema_defences;
 mod schema_fleet;
 mod strategy;
 pub mod sweep;

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use super::duration::DurationValue;
 
+pub use super::schema_defences::{CodelFile, DisciplineFile, LimiterFile, LimiterKindFile};
 pub use super::schema_fleet::{AutoscaleFile, HealthCheckFile, OutlierFile, ReplicaServiceFile};
 
 /// A whole scenario file.
@@ -173,8 +174,15 @@ pub struct ServerFile {
     pub service: Option<DistFile>,
     /// A fleet: replicas with a service time of their own.
     pub replica_service: Option<Vec<ReplicaServiceFile>>,
-    /// Capacity: `fifo` (default) or `lifo`.
+    /// Capacity: `fifo` (default), `lifo` or `adaptive-lifo`.
     pub discipline: Option<DisciplineFile>,
+    /// Capacity, `adaptive-lifo`: how long the queue must stay non-empty
+    /// before newest-first (100 ms).
+    pub lifo_after: Option<DurationValue>,
+    /// Capacity: CoDel on the queue.
+    pub codel: Option<CodelFile>,
+    /// Capacity: an adaptive concurrency limit in front of the queue.
+    pub limiter: Option<LimiterFile>,
     /// Capacity: drop queued requests whose clients stopped waiting (default false).
     pub drop_expired: Option<bool>,
     /// Capacity: shed (429) arrivals when this many requests wait.
@@ -304,16 +312,6 @@ pub enum BalancerFile {
     PowerOfTwo,
     /// The first replica in the rotation (gRPC's pick_first).
     PickFirst,
-}
-
-/// Queue discipline names.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum DisciplineFile {
-    /// Oldest first.
-    Fifo,
-    /// Newest first.
-    Lifo,
 }
 
 /// Server kind names.

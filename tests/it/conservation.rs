@@ -15,6 +15,10 @@ use retry_storm::model;
 use retry_storm::scenario;
 
 /// A world and a strategy as scenario text, from the drawn values.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one argument per drawn value, as proptest draws them"
+)]
 fn world(
     closed: bool,
     load: u32,
@@ -23,6 +27,7 @@ fn world(
     service_ms: u32,
     outage: (u32, u32, usize),
     strategy: (usize, u32, u32, bool),
+    defence: usize,
 ) -> String {
     let clients = if closed {
         format!(
@@ -51,12 +56,23 @@ fn world(
     } else {
         ""
     };
+    // The server's own defences: none, CoDel, adaptive LIFO with CoDel, or
+    // one of the four concurrency limiters.
+    let defence = [
+        "",
+        "codel = {}\n",
+        "discipline = \"adaptive-lifo\"\ncodel = { target = \"2ms\", interval = \"20ms\" }\n",
+        "limiter = { kind = \"gradient\", update_interval = \"50ms\", request_count = 10 }\n",
+        "limiter = { kind = \"vegas\", initial = 4 }\n",
+        "limiter = { kind = \"gradient2\", initial = 2, min = 1 }\n",
+        "limiter = { kind = \"aimd\", initial = 3, timeout = \"20ms\" }\n",
+    ][defence];
     format!(
         "name = \"p\"\nseed = 1\nduration = \"4s\"\n\
          [clients]\n{clients}\n\
          [network]\nlatency = {{ dist = \"exponential\", mean = \"1ms\" }}\n\
          [server]\nworkers = {workers}\nqueue = {queue}\n\
-         service = {{ dist = \"exponential\", mean = \"{service_ms}ms\" }}\n\
+         service = {{ dist = \"exponential\", mean = \"{service_ms}ms\" }}\n{defence}\
          [[outage]]\nkind = \"{kind}\"\n{factor}start = \"{start}ms\"\nend = \"{}ms\"\n\
          [metrics]\nbaseline = \"500ms\"\nbucket = \"100ms\"\n\
          [[strategy]]\nname = \"s\"\nbackoff = \"{backoff}\"\nbase = \"10ms\"\ncap = \"200ms\"\n\
@@ -82,8 +98,9 @@ proptest! {
         service_ms in 1u32..30,
         outage in (600u32..2500, 1u32..1500, 0usize..4),
         strategy in (0usize..5, 0u32..6, 5u32..500, any::<bool>()),
+        defence in 0usize..7,
     ) {
-        let text = world(closed, load, workers, queue, service_ms, outage, strategy);
+        let text = world(closed, load, workers, queue, service_ms, outage, strategy, defence);
         let s = scenario::parse(&text, Path::new("p.toml"))
             .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         let st = &s.strategies[0];
@@ -95,5 +112,15 @@ proptest! {
         prop_assert!(t.outcomes.iter().sum::<u64>() <= t.attempts, "{}", text);
         prop_assert!(t.retries <= t.started * u64::from(st.policy.max_retries), "{}", text);
         prop_assert!(t.wasted_ns <= t.busy_ns, "{}", text);
+        // The limiter's 503s are counted again in its record, with CoDel's
+        // drops, bucket by bucket.
+        if let Some(d) = &r.defences {
+            let limited: u64 = d.iter().map(|b| b.limited).sum();
+            prop_assert_eq!(limited, t.limited, "{}", text);
+            let dropped: u64 = d.iter().map(|b| b.dropped).sum();
+            prop_assert!(limited + dropped <= t.attempts, "{}", text);
+        } else {
+            prop_assert_eq!(defence, 0, "{}", text);
+        }
     }
 }

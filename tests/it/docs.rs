@@ -51,6 +51,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 "tiers" => columns::markdown_meanings(&columns::TIERS),
                 "proxies" => columns::markdown_meanings(&columns::PROXIES),
                 "slow" => columns::markdown_meanings(&columns::SLOW),
+                "defences" => columns::markdown_meanings(&columns::DEFENCES),
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", list)

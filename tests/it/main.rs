@@ -14,6 +14,7 @@ mod common;
 mod conformance;
 mod conservation;
 mod corpus;
+mod defences;
 mod docs;
 mod fidelity;
 mod fleet;

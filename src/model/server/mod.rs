@@ -2,10 +2,15 @@
 //! state of the current outage, and how it behaves under overload (crashes, cold
 //! starts, the cost of refusing, contention). It decides; the run loop schedules.
 
+pub mod limiter;
+mod queue;
+
 use std::collections::VecDeque;
 
 use crate::engine::{Draws, Purpose, SimDuration, SimTime, Ticket};
-use crate::model::{Discipline, Dist, OutageKind, Overload, ServerConfig, Shedding};
+use crate::model::{Dist, OutageKind, Overload, ServerConfig, Shedding};
+use limiter::{Limiter, Sample};
+use queue::JobQueue;
 
 /// Refusals waiting for a worker when refusing costs work, at most: Linux's
 /// default listen backlog (`net.core.somaxconn`, 4096 since kernel 5.4). An
@@ -63,6 +68,8 @@ pub enum Rejection {
     Refused,
     /// 503, with a Retry-After if any.
     Unavailable(Option<SimDuration>),
+    /// 503 from the concurrency limiter: the limit was reached.
+    Limited,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,13 +94,16 @@ pub const BYTES_PER_REPLICA: u64 = std::mem::size_of::<Server>() as u64;
 #[derive(Clone)]
 pub struct Server {
     service: Dist,
-    discipline: Discipline,
     drop_expired: bool,
     shed: Option<Shedding>,
     queue_capacity: usize,
     running: Vec<Option<Running>>,
     free: Vec<u32>,
-    queue: VecDeque<Job>,
+    queue: JobQueue,
+    /// The adaptive concurrency limit in front of the queue, if any.
+    limiter: Option<Box<Limiter>>,
+    /// Jobs the queue's discipline (CoDel) dropped, to be answered 503.
+    pub discarded: Vec<Job>,
     /// Bumped whenever in-service jobs are discarded, so their completions are stale.
     epoch: u32,
     outage: Option<OutageKind>,
@@ -132,14 +142,15 @@ impl Server {
     pub fn new(cfg: &ServerConfig) -> Self {
         Server {
             service: cfg.service.clone(),
-            discipline: cfg.discipline,
             drop_expired: cfg.drop_expired,
             shed: cfg.shed,
             queue_capacity: cfg.queue_capacity as usize,
             running: vec![None; cfg.workers as usize],
             free: (0..cfg.workers).rev().collect(),
             // Grown on demand: a huge configured limit must not allocate up front.
-            queue: VecDeque::new(),
+            queue: JobQueue::new(cfg.discipline, cfg.codel),
+            limiter: None,
+            discarded: Vec::new(),
             epoch: 0,
             outage: None,
             speed: 1.0,
@@ -150,6 +161,36 @@ impl Server {
             shapes_service: cfg.overload.cold_capacity < 1.0
                 || cfg.overload.contention > 0.0
                 || cfg.overload.coherency > 0.0,
+        }
+    }
+
+    /// Replica `r` of the server `cfg` sets: its own service time if it
+    /// has one, its own concurrency limiter (jitter drawn from `draws`).
+    pub fn replica(cfg: &ServerConfig, r: usize, draws: Draws) -> Self {
+        let mut s = Server::new(cfg);
+        if cfg.replica_service.iter().any(|(k, _)| *k == r) {
+            s.set_service(cfg.service_of(r).clone());
+        }
+        if let Some(l) = &cfg.limiter {
+            s.limiter = Some(Box::new(Limiter::new(l, draws, r as u64)));
+        }
+        s
+    }
+
+    /// The concurrency limit at `now`, if the server has a limiter.
+    pub fn limit(&mut self, now: SimTime) -> Option<u32> {
+        self.limiter.as_mut().map(|l| l.limit(now))
+    }
+
+    /// Tells the limiter, if any, how `job` ended at `now`, with the
+    /// requests in flight then, itself included (Netflix's limits take the
+    /// count from when the request was admitted; keeping it would make
+    /// every request held 8 bytes larger, with or without a limiter).
+    #[inline]
+    fn sample(&mut self, job: &Job, now: SimTime, how: Sample) {
+        let inflight = (self.queue.len() + self.running.len() - self.free.len() + 1) as u32;
+        if let Some(l) = &mut self.limiter {
+            l.on_done(now, job.arrived, inflight, how);
         }
     }
 
@@ -278,8 +319,9 @@ impl Server {
 
     /// Refuses `job`: at once when refusing is free, else after a worker has
     /// spent `reject_cost` on it (queued behind other refusals, ahead of work).
-    fn refuse(&mut self, job: Job, why: Rejection) -> Admission {
+    fn refuse(&mut self, job: Job, why: Rejection, now: SimTime) -> Admission {
         if self.overload.reject_cost.is_none() {
+            self.sample(&job, now, Sample::Shed);
             return Admission::Rejected(why);
         }
         // Every worker is busy (it is why this job is refused): wait for one.
@@ -303,7 +345,14 @@ impl Server {
             Some(OutageKind::Blackhole) => return Admission::Dropped,
             _ => {}
         }
+        if let Some(l) = &mut self.limiter {
+            let inflight = self.queue.len() + self.running.len() - self.free.len();
+            if !l.admits(now, inflight) {
+                return Admission::Rejected(Rejection::Limited);
+            }
+        }
         if self.drop_expired && job.deadline <= now {
+            self.sample(&job, now, Sample::Expired);
             return Admission::Dropped;
         }
         if self
@@ -317,13 +366,13 @@ impl Server {
             return Admission::Started { worker, done_at };
         }
         if let Some(shed) = self.shed.filter(|s| self.queue.len() >= s.at as usize) {
-            return self.refuse(job, Rejection::Shed(shed.retry_after));
+            return self.refuse(job, Rejection::Shed(shed.retry_after), now);
         }
         if self.queue.len() < self.queue_capacity {
-            self.queue.push_back(job);
+            self.queue.push(job, now);
             return Admission::Queued;
         }
-        self.refuse(job, Rejection::Unavailable(None))
+        self.refuse(job, Rejection::Unavailable(None), now)
     }
 
     /// Worker `worker` finishes at `now` the job it started in `epoch`. Returns the
@@ -364,6 +413,14 @@ impl Server {
             service: now - running.started,
             refused: running.refusing,
         };
+        if self.limiter.is_some() {
+            let how = if running.refusing.is_some() {
+                Sample::Shed
+            } else {
+                Sample::Served
+            };
+            self.sample(&running.job, now, how);
+        }
         // Refusals first: the server answers what it cannot take before it
         // takes more work, as an accept loop does.
         if let (Some((job, why)), Some(cost)) =
@@ -373,12 +430,17 @@ impl Server {
             return Some((finished, self.start_refusal(job, why, now, cost)));
         }
         let next = loop {
-            let job = match self.discipline {
-                Discipline::Fifo => self.queue.pop_front(),
-                Discipline::Lifo => self.queue.pop_back(),
-            };
+            let discarded = self.discarded.len();
+            let job = self.queue.pop(now, &mut self.discarded);
+            if self.limiter.is_some() {
+                for i in discarded..self.discarded.len() {
+                    let d = self.discarded[i];
+                    self.sample(&d, now, Sample::Shed);
+                }
+            }
             match job {
                 Some(job) if self.drop_expired && job.deadline <= now || !wanted(&job) => {
+                    self.sample(&job, now, Sample::Expired);
                     dropped.push(job);
                 }
                 Some(job) => break self.start(job, now, draws),
@@ -418,7 +480,7 @@ impl Server {
         }
         // Keep the free list in a fixed order so runs do not depend on flush order.
         self.free.sort_unstable_by(|a, b| b.cmp(a));
-        flushed.extend(self.queue.drain(..).map(|job| Finished {
+        flushed.extend(self.queue.drain(now).map(|job| Finished {
             job,
             service: SimDuration::ZERO,
             refused: None,

@@ -1,6 +1,7 @@
 //! The server's unit tests: admission, the queue's order, outages and overload.
 
 use super::*;
+use crate::model::Discipline;
 
 fn cfg(workers: u32, queue: u32) -> ServerConfig {
     ServerConfig {
@@ -13,6 +14,8 @@ fn cfg(workers: u32, queue: u32) -> ServerConfig {
         discipline: Discipline::Fifo,
         drop_expired: false,
         shed: None,
+        codel: None,
+        limiter: None,
         overload: Overload::default(),
         replica_service: Vec::new(),
     }

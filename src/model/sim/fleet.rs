@@ -92,7 +92,11 @@ impl Fleet {
 
     /// The fleet of `cfg`, seen by `views` balancers and outlier detectors
     /// of their own (one per proxy; 1: shared by all callers).
-    pub(super) fn new(cfg: &crate::model::ServerConfig, views: usize) -> Fleet {
+    pub(super) fn new(
+        cfg: &crate::model::ServerConfig,
+        views: usize,
+        draws: crate::engine::Draws,
+    ) -> Fleet {
         let n = cfg.slots();
         let views = views.max(1);
         let start = cfg.replicas.max(1) as usize;
@@ -129,15 +133,7 @@ impl Fleet {
             })
         });
         Fleet {
-            replicas: (0..n)
-                .map(|r| {
-                    let mut s = Server::new(cfg);
-                    if cfg.replica_service.iter().any(|(k, _)| *k == r) {
-                        s.set_service(cfg.service_of(r).clone());
-                    }
-                    s
-                })
-                .collect(),
+            replicas: (0..n).map(|r| Server::replica(cfg, r, draws)).collect(),
             balance,
             retry_other: cfg.fleet.retry_other_replica,
             seen: vec![(0, 0); n],

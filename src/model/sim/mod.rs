@@ -17,6 +17,7 @@ mod hedge;
 mod pool;
 mod prefix;
 mod server;
+mod state;
 
 use crate::metrics::tiers::TierRun;
 use chain::ChainCalls;
@@ -25,6 +26,7 @@ pub(super) use fleet::Fleet;
 use guard::CHECK_EVERY;
 pub use guard::{Abort, MAX_PENDING};
 pub use prefix::run_sharing_start;
+use state::ServerState;
 
 use rand_distr::{Distribution, Exp};
 
@@ -35,8 +37,7 @@ use crate::metrics::replicas::{ReplicaBucket, ReplicaRecorder};
 use crate::metrics::{Histogram, Recorder, Series, Totals};
 use crate::model::client::Slots;
 use crate::model::event::{Event, Kind};
-use crate::model::occ::Occ;
-use crate::model::server::{Finished, Job, Server};
+use crate::model::server::{Finished, Job};
 use crate::model::{Load, NoObserver, Observer, ServerModel, WorldConfig};
 use crate::retry::Strategy;
 
@@ -72,6 +73,9 @@ pub struct RunResult {
     /// Each proxy's counts, when the users are behind several; `None`
     /// otherwise.
     pub proxies: Option<Vec<ProxyTotals>>,
+    /// What the server's own defences did (its concurrency limit, CoDel),
+    /// bucket by bucket; `None` when it has neither.
+    pub defences: Option<Vec<crate::metrics::defences::DefenceBucket>>,
 }
 
 /// Request slots above which the run loop prefetches the next event's
@@ -201,49 +205,6 @@ pub fn run_observed<O: Observer>(
     }
 }
 
-/// The state of the server kind the world has.
-// One per run: the size difference between the variants costs nothing, and a
-// box would put a pointer chase on every event's path.
-// An explicit tag: telling the variants apart is one byte compared, where
-// a niche in `Server` took four instructions on every handler's path.
-#[allow(clippy::large_enum_variant)]
-#[repr(u8)]
-#[derive(Clone)]
-pub(super) enum ServerState {
-    /// Workers and a queue: one server, as every world without a fleet has.
-    /// It is kept apart from [`Fleet`] so that its path has no balancer to
-    /// tell and no replica to look up.
-    One(Server),
-    /// Workers and a queue per replica, behind a balancer.
-    Fleet(Fleet),
-    /// One record under optimistic concurrency control.
-    Occ(Occ),
-}
-
-impl ServerState {
-    /// The server of `model`, seen by `views` balancers and outlier
-    /// detectors of their own.
-    fn new(model: &ServerModel, views: usize) -> ServerState {
-        match model {
-            ServerModel::Capacity(cfg) if Fleet::needed(cfg) => {
-                ServerState::Fleet(Fleet::new(cfg, views))
-            }
-            ServerModel::Capacity(cfg) => ServerState::One(Server::new(cfg)),
-            ServerModel::Occ => ServerState::Occ(Occ::default()),
-        }
-    }
-
-    /// Replica `r` of a capacity server (the server itself when it is one).
-    #[inline(always)]
-    pub(super) fn replica(&mut self, r: usize) -> Option<&mut Server> {
-        match self {
-            ServerState::One(s) => Some(s),
-            ServerState::Fleet(f) => f.replicas.get_mut(r),
-            ServerState::Occ(_) => None,
-        }
-    }
-}
-
 /// The run loop's own state: kept across the pause where a run's twin is
 /// forked from it.
 #[derive(Clone, Copy, Debug)]
@@ -293,6 +254,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) backing_off: u64,
     /// Each replica's series, for a fleet of more than one.
     pub(super) per_replica: Option<ReplicaRecorder>,
+    /// The server's defences' record, when it has a limiter or CoDel.
+    pub(super) defences: Option<Box<crate::metrics::defences::DefenceRecorder>>,
     /// The replicas each outage hits, in outage order.
     pub(super) outage_targets: Vec<Vec<usize>>,
     /// The tiers below the server and their calls, if the world has any.
@@ -329,7 +292,8 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         } else {
             1
         };
-        let server = ServerState::new(&world.server, views);
+        let mut server = ServerState::new(&world.server, views, Draws::new(seed));
+        let defences = server.defences(&world.server, world.duration, bucket);
         let (guards, proxy_guards) = callers::Guards::split(strategy, world.proxies);
         Sim {
             world,
@@ -367,6 +331,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     })
                     .collect()
             },
+            defences,
             per_replica: match &world.server {
                 ServerModel::Capacity(cfg) if cfg.slots() > 1 => Some(
                     ReplicaRecorder::new(
@@ -445,6 +410,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             dropped: self.dropped.clone(),
             backing_off: self.backing_off,
             per_replica: self.per_replica.clone(),
+            defences: self.defences.clone(),
             outage_targets: self.outage_targets.clone(),
             chain: self.chain.clone(),
             copies: self.copies.clone(),
@@ -511,6 +477,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             replicas,
             replica_departures,
             proxies,
+            defences: self.defences.map(|d| d.finish()),
             buckets,
             latency,
             totals,

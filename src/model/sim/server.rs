@@ -80,7 +80,44 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             Admission::Rejected(why) => self.refused(job, why),
             Admission::Crash => self.crash(r, job),
         }
+        if self.defences.is_some() {
+            self.note_limit(r);
+        }
         self.update_server_gauges(r);
+    }
+
+    /// Records replica `r`'s concurrency limit now, if it has one.
+    #[cold]
+    #[inline(never)]
+    fn note_limit(&mut self, r: usize) {
+        let Some(limit) = self.server.replica(r).and_then(|s| s.limit(self.now)) else {
+            return;
+        };
+        if let Some(d) = &mut self.defences {
+            d.limit(r, self.now, limit);
+        }
+    }
+
+    /// Answers 503 the requests replica `r`'s queue discipline (CoDel)
+    /// dropped; they leave the server unserved.
+    #[cold]
+    #[inline(never)]
+    fn answer_discarded(&mut self, r: usize) {
+        let Some(server) = self.server.replica(r) else {
+            return;
+        };
+        let discarded = std::mem::take(&mut server.discarded);
+        for &job in &discarded {
+            if let Some(d) = &mut self.defences {
+                d.dropped(self.now);
+            }
+            self.depart(r, self.now - job.arrived);
+            self.respond::<Users>(job, Outcome::Status503, None);
+        }
+        if let Some(server) = self.server.replica(r) {
+            server.discarded = discarded;
+            server.discarded.clear();
+        }
     }
 
     /// A request left replica `r` after `sojourn` in it: Little's law's books,
@@ -124,6 +161,13 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         match why {
             Rejection::Refused => self.respond::<Users>(job, Outcome::Refused, None),
             Rejection::Unavailable(ra) => self.respond::<Users>(job, Outcome::Status503, ra),
+            Rejection::Limited => {
+                self.rec.limited();
+                if let Some(d) = &mut self.defences {
+                    d.limited(self.now);
+                }
+                self.respond::<Users>(job, Outcome::Status503, None)
+            }
             Rejection::Shed(ra) => {
                 self.rec.shed();
                 self.respond::<Users>(job, Outcome::Status429, ra)
@@ -292,6 +336,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         };
         if !self.dropped.is_empty() {
             self.depart_dropped(r);
+        }
+        if self.defences.is_some() {
+            self.answer_discarded(r);
+            self.note_limit(r);
         }
         let Some((done, next)) = completed else {
             return;

@@ -59,6 +59,25 @@ impl Checker<'_> {
             .clone()
             .unwrap_or_else(|| crate::model::chain::ENTRY.to_owned());
         self.service_name(&entry, &server.join("name"))?;
+        let tables = std::iter::once((&f.server, server.clone())).chain(
+            f.services
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s, KeyPath::key("service").at(i))),
+        );
+        for (t, key) in tables {
+            for (field, set) in [
+                ("codel", t.codel.is_some()),
+                ("limiter", t.limiter.is_some()),
+            ] {
+                if set {
+                    return self.err(
+                        &key.join(field),
+                        format!("`{field}` is not modelled in a call chain yet: put it on a server without [[service]] tables"),
+                    );
+                }
+            }
+        }
         let mut names = vec![entry.clone()];
         let mut services = Vec::with_capacity(f.services.len());
         for (i, s) in f.services.iter().enumerate() {

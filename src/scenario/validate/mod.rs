@@ -33,6 +33,7 @@ pub struct Checker<'a> {
 type Checked<T> = Result<T, ScenarioError>;
 
 mod chain;
+mod defences;
 mod empirical;
 mod fleet;
 mod load;

@@ -21,6 +21,9 @@ impl Checker<'_> {
                 ("queue", s.queue.is_some()),
                 ("service", s.service.is_some()),
                 ("discipline", s.discipline.is_some()),
+                ("lifo_after", s.lifo_after.is_some()),
+                ("codel", s.codel.is_some()),
+                ("limiter", s.limiter.is_some()),
                 ("drop_expired", s.drop_expired.is_some()),
                 ("shed_at", s.shed_at.is_some()),
                 ("shed_retry_after", s.shed_retry_after.is_some()),
@@ -121,12 +124,17 @@ impl Checker<'_> {
             workers,
             queue_capacity: queue,
             service,
-            discipline: match s.discipline {
-                Some(DisciplineFile::Lifo) => Discipline::Lifo,
-                Some(DisciplineFile::Fifo) | None => Discipline::Fifo,
-            },
+            discipline: self.discipline(s, &key)?,
             drop_expired: s.drop_expired.unwrap_or(false),
             shed,
+            codel: match &s.codel {
+                Some(c) => Some(self.codel(c, &key.join("codel"))?),
+                None => None,
+            },
+            limiter: match &s.limiter {
+                Some(l) => Some(self.limiter(l, &key.join("limiter"))?),
+                None => None,
+            },
             replica_service,
         }))
     }

@@ -124,7 +124,8 @@ impl ChainRun {
                 let mut cfg = s.server.clone();
                 cfg.drop_expired |= p.propagate_deadline;
                 if super::Fleet::needed(&cfg) {
-                    ServerState::Fleet(super::Fleet::new(&cfg, 1))
+                    // (A service in a chain has no limiter: its draws go unused.)
+                    ServerState::Fleet(super::Fleet::new(&cfg, 1, crate::engine::Draws::new(0)))
                 } else {
                     ServerState::One(Server::new(&cfg))
                 }

@@ -80,6 +80,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         let (outcome, ra) = match why {
             Rejection::Refused => (Outcome::Refused, None),
             Rejection::Unavailable(ra) => (Outcome::Status503, ra),
+            Rejection::Limited => (Outcome::Status503, None),
             Rejection::Shed(ra) => (Outcome::Status429, ra),
         };
         self.respond::<ChainCalls>(job, outcome, ra);
