@@ -81,6 +81,9 @@ pub enum Purpose {
     /// A server's concurrency limiter's jitter (address: the replica and
     /// the draw's number).
     Limiter,
+    /// The key a request asks the look-aside cache for (address: the
+    /// request's).
+    Key,
 }
 
 /// The addressed draws of one run: a key derived from the seed.

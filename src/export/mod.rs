@@ -4,6 +4,7 @@
 //! Numbers are written with a fixed number of decimals per column, so files are
 //! byte-identical for a seed and diff cleanly between versions.
 
+pub mod cache_csv;
 pub mod defences_csv;
 pub mod html;
 pub mod proxies_csv;
@@ -50,6 +51,7 @@ pub fn csv_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(proxies_csv::ProxiesCsv),
         Box::new(slow_csv::SlowCsv),
         Box::new(defences_csv::DefencesCsv),
+        Box::new(cache_csv::CacheCsv),
     ]
 }
 

@@ -586,6 +586,43 @@ pub const DEFENCES: [Column; 5] = [
     ),
 ];
 
+/// `cache.csv`, in order: one row per (strategy, time bucket), for worlds
+/// with a look-aside cache.
+pub const CACHE: [Column; 7] = [
+    col("strategy", "strategy", AsIs, "which run"),
+    col("t_s", "t", Seconds(3), "start of the time bucket"),
+    col(
+        "hits_per_s",
+        "hits/s",
+        Decimals(1),
+        "requests the cache answered (after one network round trip; the server never asked)",
+    ),
+    col(
+        "misses_per_s",
+        "misses/s",
+        Decimals(1),
+        "requests whose key was not cached (or had expired), sent to the server",
+    ),
+    col(
+        "gated_per_s",
+        "gated/s",
+        Decimals(1),
+        "requests that missed and the warm-up gate (miss_limit) failed at once",
+    ),
+    col(
+        "hit_ratio",
+        "hit ratio",
+        Decimals(4),
+        "hits / lookups in the bucket (empty without lookups)",
+    ),
+    col(
+        "entries",
+        "entries",
+        AsIs,
+        "keys cached at the bucket's end",
+    ),
+];
+
 /// `slow.csv`, in order: one row per strategy, when `[metrics] slow` is set.
 pub const SLOW: [Column; 7] = [
     col("strategy", "strategy", AsIs, "which run"),

@@ -4,6 +4,7 @@
 //! Memory does not grow with the number of events: a run keeps one [`Bucket`] per
 //! time bucket and one fixed-size [`Histogram`].
 
+pub mod cache;
 pub mod columns;
 pub mod defences;
 pub mod figures;

@@ -165,6 +165,9 @@ pub struct Totals {
     /// Attempts the server's concurrency limiter answered 503 (among the
     /// 503 outcomes).
     pub limited: u64,
+    /// Logical requests the look-aside cache answered (they made no
+    /// attempt).
+    pub cache_hits: u64,
     /// Nanoseconds of worker time spent refusing requests (part of `busy_ns`).
     pub reject_ns: u64,
     /// Logical requests a load spike added (included in `started`).
@@ -510,6 +513,11 @@ impl Recorder {
     pub fn reject_work(&mut self, work: SimDuration) {
         self.totals.busy_ns += work.0;
         self.totals.reject_ns += work.0;
+    }
+
+    /// A logical request was answered by the look-aside cache.
+    pub fn cache_hit(&mut self) {
+        self.totals.cache_hits += 1;
     }
 
     /// An attempt was answered 503 by the server's concurrency limiter.

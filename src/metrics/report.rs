@@ -31,6 +31,8 @@ pub struct StrategyReport {
     /// What the server's own defences did, bucket by bucket; `None` when
     /// it has no concurrency limiter and no CoDel.
     pub defences: Option<Vec<super::defences::DefenceBucket>>,
+    /// What the look-aside cache did, bucket by bucket; `None` without one.
+    pub cache: Option<Vec<super::cache::CacheBucket>>,
 }
 
 /// A scenario's results, strategies in file order.

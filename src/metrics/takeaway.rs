@@ -498,6 +498,7 @@ mod tests {
                     tiers: None,
                     proxies: None,
                     defences: None,
+                    cache: None,
                     name: name.into(),
                     summary: Summary {
                         // Enough requests for every row's failures (a

@@ -402,6 +402,9 @@ pub enum OutageKind {
         /// Probability that an attempt fails.
         p: f64,
     },
+    /// The look-aside cache is lost: emptied at the start, down (every
+    /// lookup misses, nothing is filled) until the end, then back empty.
+    CacheFlush,
 }
 
 impl OutageKind {
@@ -414,6 +417,7 @@ impl OutageKind {
             OutageKind::Brownout { .. } => "brownout",
             OutageKind::Spike { .. } => "spike",
             OutageKind::Errors { .. } => "errors",
+            OutageKind::CacheFlush => "cache-flush",
         }
     }
 }
@@ -494,6 +498,8 @@ pub struct WorldConfig {
     /// How the users are split behind proxies (one, shared by all, unless
     /// the scenario says otherwise).
     pub proxies: Proxies,
+    /// A look-aside cache the users ask first, if any.
+    pub cache: Option<crate::model::cache::CacheConfig>,
 }
 
 /// The users split into groups, each behind a proxy of its own (a sidecar,

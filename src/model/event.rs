@@ -57,6 +57,8 @@ pub enum Kind {
     Hedge,
     /// The hedging delay after copy `attempt` of call `slot` is over.
     CallHedge,
+    /// The cache's answer to the request in `slot` (a hit) reaches it.
+    CacheHit,
     /// Where a run stops to fork its twin (see `run_with_twin`): never
     /// handled, as the pause pops it. The last kind (see `KINDS`).
     Fork,
@@ -65,7 +67,7 @@ pub enum Kind {
 /// Every kind, at the index of its `u8` (a new kind goes before `Fork`,
 /// which stays last, and here: the assertion below fails to compile
 /// otherwise).
-const KINDS: [Kind; 24] = [
+const KINDS: [Kind; 25] = [
     Kind::Begin,
     Kind::Arrival,
     Kind::Send,
@@ -89,6 +91,7 @@ const KINDS: [Kind; 24] = [
     Kind::CallSend,
     Kind::Hedge,
     Kind::CallHedge,
+    Kind::CacheHit,
     Kind::Fork,
 ];
 const _: () = assert!(KINDS.len() == Kind::Fork as usize + 1);

@@ -2,6 +2,7 @@
 //! outages, and the run loop that ties them to the event queue.
 
 pub mod balancer;
+pub mod cache;
 pub mod chain;
 pub mod client;
 pub mod config;

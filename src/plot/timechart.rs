@@ -485,6 +485,7 @@ mod tests {
                     tiers: None,
                     proxies: None,
                     defences: None,
+                    cache: None,
                     name: "s".into(),
                     summary: summary(t),
                     buckets: Vec::new(),

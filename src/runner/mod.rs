@@ -108,9 +108,14 @@ pub fn run_bytes(w: &model::WorldConfig, bucket: crate::engine::SimDuration) -> 
         _ => 0,
     };
     let proxied = proxies * BYTES_PER_PROXY + views * BYTES_PER_VIEW_SLOT;
+    // A look-aside cache keeps, per key, its fill time and its place in
+    // the recency list.
+    let cached = w
+        .cache
+        .map_or(0, |c| u64::from(c.keys) * model::cache::BYTES_PER_KEY);
     // A run with a trigger holds its twin's state as well, from the fork on.
     let states = if w.outages.is_empty() { 1 } else { 2 };
-    ((clients + spiked as u64) * BYTES_PER_CLIENT + fleet + proxied) * states
+    ((clients + spiked as u64) * BYTES_PER_CLIENT + fleet + proxied + cached) * states
         + buckets * BYTES_PER_BUCKET
         + replicas * buckets * per_replica
 }

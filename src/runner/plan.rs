@@ -136,6 +136,7 @@ impl<'s> Plan<'s> {
                     replicas: m.run.replicas,
                     proxies: m.run.proxies,
                     defences: m.run.defences,
+                    cache: m.run.cache,
                     twin: m.twin.map(|t| t.to_vec()),
                     twin_events: m.twin_events,
                     aborted: m.aborted.map(|a| a.to_string()),

@@ -10,6 +10,7 @@ pub mod presets;
 pub mod schema;
 mod schema_defences;
 mod schema_fleet;
+mod schema_outages;
 mod strategy;
 pub mod sweep;
 pub mod validate;
@@ -56,6 +57,8 @@ pub struct WorldOverride {
     pub load: Option<(f64, crate::model::Proxies, Load)>,
     /// Its own server.
     pub server: Option<ServerModel>,
+    /// Its own look-aside cache (the scenario has one).
+    pub cache: Option<crate::model::cache::CacheConfig>,
 }
 
 impl Scenario {
@@ -72,7 +75,7 @@ impl Scenario {
     /// The world strategy `i` runs in.
     pub fn world_for(&self, i: usize) -> std::borrow::Cow<'_, WorldConfig> {
         match self.overrides.get(i) {
-            Some(o) if o.load.is_some() || o.server.is_some() => {
+            Some(o) if o.load.is_some() || o.server.is_some() || o.cache.is_some() => {
                 let mut w = self.world.clone();
                 if let Some((bad_fraction, proxies, load)) = &o.load {
                     w.load = load.clone();
@@ -81,6 +84,9 @@ impl Scenario {
                 }
                 if let Some(server) = &o.server {
                     w.server = server.clone();
+                }
+                if o.cache.is_some() {
+                    w.cache = o.cache;
                 }
                 std::borrow::Cow::Owned(w)
             }

@@ -5,8 +5,11 @@ use serde::Deserialize;
 
 use super::duration::DurationValue;
 
-pub use super::schema_defences::{CodelFile, DisciplineFile, LimiterFile, LimiterKindFile};
+pub use super::schema_defences::{
+    CacheFile, CodelFile, DisciplineFile, LimiterFile, LimiterKindFile,
+};
 pub use super::schema_fleet::{AutoscaleFile, HealthCheckFile, OutlierFile, ReplicaServiceFile};
+pub use super::schema_outages::{OutageFile, OutageKindFile};
 
 /// A whole scenario file.
 #[derive(Debug, Deserialize)]
@@ -44,6 +47,8 @@ pub struct ScenarioFile {
     pub strategies: Vec<RetryFile>,
     /// Run every strategy over a range of one parameter, replicated.
     pub sweep: Option<SweepFile>,
+    /// A look-aside cache the users ask first.
+    pub cache: Option<CacheFile>,
 }
 
 /// `[sweep]`: the first (or only) parameter with `values = [...]`, or `from`, `to`
@@ -398,59 +403,6 @@ pub struct MixturePartFile {
     pub dist: DistFile,
 }
 
-/// Outage kind names.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-pub enum OutageKindFile {
-    /// Crash: resets, then refused connections.
-    #[serde(rename = "reset")]
-    Reset,
-    /// Fast 503s.
-    #[serde(rename = "503")]
-    Unavailable,
-    /// No answers at all.
-    #[serde(rename = "blackhole")]
-    Blackhole,
-    /// Reduced capacity.
-    #[serde(rename = "brownout")]
-    Brownout,
-    /// Extra arrivals.
-    #[serde(rename = "spike")]
-    Spike,
-    /// Independent transient failures.
-    #[serde(rename = "errors")]
-    Errors,
-}
-
-/// `[[outage]]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OutageFile {
-    /// What goes wrong.
-    pub kind: OutageKindFile,
-    /// Start of the window.
-    pub start: DurationValue,
-    /// End of the window (exclusive); or give `length`.
-    pub end: Option<DurationValue>,
-    /// Length of the window, instead of `end`.
-    pub length: Option<DurationValue>,
-    /// `503` only: the Retry-After of each answer (whole seconds).
-    pub retry_after: Option<DurationValue>,
-    /// `brownout` only: remaining capacity in (0, 1].
-    pub factor: Option<f64>,
-    /// `spike` only: extra logical requests per second.
-    pub rate: Option<f64>,
-    /// `errors` only: probability that an attempt fails.
-    pub p: Option<f64>,
-    /// A fleet: the replicas it hits (indices from 0); default all.
-    pub replicas: Option<Vec<u32>>,
-    /// A fleet: the share of the replicas it hits (the first ones), in (0, 1].
-    pub share: Option<f64>,
-    /// A fleet with zones: the zone it hits.
-    pub zone: Option<String>,
-    /// A call chain: the service it hits, by name (default the server).
-    pub service: Option<String>,
-}
-
 /// `[metrics]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -670,6 +622,8 @@ pub struct RetryFile {
     pub clients: Option<ClientsFile>,
     /// Strategies only: a server of its own, replacing `[server]`.
     pub server: Option<ServerFile>,
+    /// Strategies only: a look-aside cache of its own, replacing `[cache]`.
+    pub cache: Option<CacheFile>,
     /// A circuit breaker, e.g. `{ failure_rate = 0.5, open_for = "5s" }`.
     pub breaker: Option<BreakerFile>,
     /// Client-side adaptive throttling, e.g. `{ k = 2.0 }`.

@@ -1,5 +1,6 @@
 //! The TOML schema of the server's own defences (`discipline`,
-//! `[server.codel]`, `[server.limiter]`), as serde reads it; kept beside [`super::schema`],
+//! `[server.codel]`, `[server.limiter]`) and of the look-aside cache in
+//! front of it (`[cache]`), as serde reads it; kept beside [`super::schema`],
 //! which re-exports it.
 
 use serde::Deserialize;
@@ -82,4 +83,25 @@ pub struct LimiterFile {
     pub backoff_ratio: Option<f64>,
     /// aimd: `timeout` (5 s).
     pub timeout: Option<DurationValue>,
+}
+
+/// `[cache]`: a look-aside cache the users ask before the server.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CacheFile {
+    /// Distinct keys the requests ask for (100 000).
+    pub keys: Option<u32>,
+    /// Popularity: key k (from 1) asked in proportion to 1 / k^zipf
+    /// (uniform when absent).
+    pub zipf: Option<f64>,
+    /// Entries the cache holds; or give `hit_rate`.
+    pub capacity: Option<u32>,
+    /// The hit rate of the warm cache, which sets `capacity`.
+    pub hit_rate: Option<f64>,
+    /// How long an entry lives after it was filled (until evicted).
+    pub ttl: Option<DurationValue>,
+    /// The cache starts full of the most asked-for keys (true).
+    pub warm: Option<bool>,
+    /// A warm-up gate: at most this many misses a second go to the server.
+    pub miss_limit: Option<f64>,
 }

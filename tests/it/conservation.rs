@@ -66,6 +66,8 @@ fn world(
         "limiter = { kind = \"vegas\", initial = 4 }\n",
         "limiter = { kind = \"gradient2\", initial = 2, min = 1 }\n",
         "limiter = { kind = \"aimd\", initial = 3, timeout = \"20ms\" }\n",
+        "[cache]\nkeys = 50\ncapacity = 40\nmiss_limit = 100.0\n",
+        "[cache]\nkeys = 500\nzipf = 0.8\nhit_rate = 0.5\nttl = \"100ms\"\nwarm = false\n",
     ][defence];
     format!(
         "name = \"p\"\nseed = 1\nduration = \"4s\"\n\
@@ -98,7 +100,7 @@ proptest! {
         service_ms in 1u32..30,
         outage in (600u32..2500, 1u32..1500, 0usize..4),
         strategy in (0usize..5, 0u32..6, 5u32..500, any::<bool>()),
-        defence in 0usize..7,
+        defence in 0usize..9,
     ) {
         let text = world(closed, load, workers, queue, service_ms, outage, strategy, defence);
         let s = scenario::parse(&text, Path::new("p.toml"))
@@ -108,7 +110,13 @@ proptest! {
         let t = &r.totals;
         prop_assert!(r.aborted.is_none(), "{:?}\n{text}", r.aborted);
         prop_assert_eq!(t.succeeded + t.failed() + r.in_flight_at_end, t.started, "{}", text);
-        prop_assert_eq!(t.attempts, t.started - t.rejected_first + t.retries, "{}", text);
+        // A request the cache answered made no attempt.
+        prop_assert_eq!(
+            t.attempts,
+            t.started - t.rejected_first - t.cache_hits + t.retries,
+            "{}",
+            text
+        );
         prop_assert!(t.outcomes.iter().sum::<u64>() <= t.attempts, "{}", text);
         prop_assert!(t.retries <= t.started * u64::from(st.policy.max_retries), "{}", text);
         prop_assert!(t.wasted_ns <= t.busy_ns, "{}", text);
@@ -120,7 +128,8 @@ proptest! {
             let dropped: u64 = d.iter().map(|b| b.dropped).sum();
             prop_assert!(limited + dropped <= t.attempts, "{}", text);
         } else {
-            prop_assert_eq!(defence, 0, "{}", text);
+            prop_assert!(defence == 0 || defence >= 7, "{}", text);
         }
+        prop_assert_eq!(r.cache.is_some(), defence >= 7, "{}", text);
     }
 }

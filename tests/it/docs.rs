@@ -52,6 +52,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 "proxies" => columns::markdown_meanings(&columns::PROXIES),
                 "slow" => columns::markdown_meanings(&columns::SLOW),
                 "defences" => columns::markdown_meanings(&columns::DEFENCES),
+                "cache" => columns::markdown_meanings(&columns::CACHE),
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", list)

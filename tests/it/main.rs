@@ -6,6 +6,7 @@ mod advise;
 mod article;
 mod aws;
 mod bound;
+mod cache;
 mod chain;
 mod chain_fleets;
 mod check;

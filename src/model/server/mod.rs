@@ -458,7 +458,10 @@ impl Server {
             self.speed = factor;
             return;
         }
-        if matches!(kind, OutageKind::Spike { .. } | OutageKind::Errors { .. }) {
+        if matches!(
+            kind,
+            OutageKind::Spike { .. } | OutageKind::Errors { .. } | OutageKind::CacheFlush
+        ) {
             return;
         }
         self.flush(now, flushed);

@@ -1,6 +1,7 @@
 //! The users: their requests start, go to tier 0 and end here; the attempts
 //! between take the one attempt path ([`super::attempts`]) as [`Users`].
 
+use super::cache;
 use super::callers::{Guards, Parts, Side};
 use super::{ServerState, Sim};
 use crate::engine::{Purpose, SimTime, Ticket, addr};
@@ -85,6 +86,9 @@ impl Side for Users {
 
     #[inline(always)]
     fn succeeded<O: Observer, const W: bool>(sim: &mut Sim<'_, O, W>, slot: u32) {
+        if sim.cache.is_some() {
+            sim.cache_fill(slot);
+        }
         let latency = sim.now - sim.slots.peek(slot).started;
         sim.rec.success(sim.now, latency);
         if !sim.per_proxy.is_empty() {
@@ -202,6 +206,9 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
         }
         self.obs.request_started(now, slot);
         self.set_in_flight(1);
+        if self.cache.is_some() && self.look_up(slot) != cache::Lookup::Miss {
+            return;
+        }
         if self.strategy.hedging.is_some() {
             self.hedged_start::<Users>(slot);
         } else {

@@ -8,6 +8,7 @@
 //! server and their calls).
 
 mod attempts;
+mod cache;
 mod callers;
 mod chain;
 mod clients;
@@ -76,6 +77,8 @@ pub struct RunResult {
     /// What the server's own defences did (its concurrency limit, CoDel),
     /// bucket by bucket; `None` when it has neither.
     pub defences: Option<Vec<crate::metrics::defences::DefenceBucket>>,
+    /// What the look-aside cache did, bucket by bucket; `None` without one.
+    pub cache: Option<Vec<crate::metrics::cache::CacheBucket>>,
 }
 
 /// Request slots above which the run loop prefetches the next event's
@@ -256,6 +259,8 @@ pub(super) struct Sim<'a, O: Observer, const WHEEL: bool> {
     pub(super) per_replica: Option<ReplicaRecorder>,
     /// The server's defences' record, when it has a limiter or CoDel.
     pub(super) defences: Option<Box<crate::metrics::defences::DefenceRecorder>>,
+    /// The users' look-aside cache and its record, if any.
+    cache: Option<Box<cache::CacheRun>>,
     /// The replicas each outage hits, in outage order.
     pub(super) outage_targets: Vec<Vec<usize>>,
     /// The tiers below the server and their calls, if the world has any.
@@ -332,6 +337,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     .collect()
             },
             defences,
+            cache: cache::CacheRun::new(world, bucket),
             per_replica: match &world.server {
                 ServerModel::Capacity(cfg) if cfg.slots() > 1 => Some(
                     ReplicaRecorder::new(
@@ -411,6 +417,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             backing_off: self.backing_off,
             per_replica: self.per_replica.clone(),
             defences: self.defences.clone(),
+            cache: self.cache.clone(),
             outage_targets: self.outage_targets.clone(),
             chain: self.chain.clone(),
             copies: self.copies.clone(),
@@ -478,6 +485,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             replica_departures,
             proxies,
             defences: self.defences.map(|d| d.finish()),
+            cache: self.cache.map(|c| c.rec.finish()),
             buckets,
             latency,
             totals,
@@ -652,6 +660,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
             Kind::CallSend => self.on_backoff_over::<ChainCalls>(ev),
             Kind::Hedge => self.on_hedge_timer::<Users>(ev),
             Kind::CallHedge => self.on_hedge_timer::<ChainCalls>(ev),
+            Kind::CacheHit => self.on_cache_hit(ev),
             Kind::Fork => {}
             Kind::Begin
             | Kind::Arrival
@@ -742,6 +751,7 @@ fn in_place(world: &WorldConfig, strategy: &Strategy) -> bool {
         && strategy.throttle.is_none()
         && strategy.hedging.is_none()
         && strategy.limits.is_none()
+        && world.cache.is_none()
 }
 
 /// An arrival event carrying its number `n` in its slot and attempt.

@@ -387,6 +387,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             self.chain_outage(index, true);
             return;
         }
+        if outage.kind == OutageKind::CacheFlush {
+            self.cache_flush(true, self.now);
+            return;
+        }
         let reply = match outage.kind {
             OutageKind::Reset => Some((Outcome::Reset, None)),
             OutageKind::Unavailable { retry_after } => Some((Outcome::Status503, retry_after)),
@@ -421,6 +425,10 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
     pub(super) fn on_outage_end(&mut self, index: usize) {
         if self.world.outages.get(index).is_some_and(|o| o.tier > 0) {
             self.chain_outage(index, false);
+            return;
+        }
+        if self.world.outages.get(index).map(|o| o.kind) == Some(OutageKind::CacheFlush) {
+            self.cache_flush(false, self.now);
             return;
         }
         let hit = self.outage_targets.get(index);

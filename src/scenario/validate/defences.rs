@@ -1,10 +1,11 @@
 //! `[server]`'s own defences: the queue's discipline (`discipline`,
 //! `lifo_after`), CoDel (`[server.codel]`) and an adaptive concurrency
-//! limit (`[server.limiter]`).
+//! limit (`[server.limiter]`); and the look-aside cache (`[cache]`).
 
 use super::*;
+use crate::model::cache::{CacheConfig, Popularity};
 use crate::model::{Aimd, Codel, EnvoyGradient, Gradient2, LimiterConfig, Vegas};
-use crate::scenario::schema::{CodelFile, LimiterFile, LimiterKindFile};
+use crate::scenario::schema::{CacheFile, CodelFile, LimiterFile, LimiterKindFile};
 
 impl Checker<'_> {
     /// The queue's discipline: `discipline`, and `lifo_after` for
@@ -210,5 +211,83 @@ impl Checker<'_> {
     fn smoothing(&self, v: Option<f64>, default: f64, key: &KeyPath) -> Checked<f64> {
         let v = v.unwrap_or(default);
         self.fraction(v, &key.join("smoothing"), "smoothing", true)
+    }
+
+    /// `[cache]`: keys, popularity, and the capacity (or the warm hit rate
+    /// that sets it).
+    pub(in crate::scenario) fn cache(&self, c: &CacheFile, key: &KeyPath) -> Checked<CacheConfig> {
+        let keys = c.keys.unwrap_or(100_000);
+        self.ensure(
+            (1..=MAX_CACHE_KEYS).contains(&keys),
+            &key.join("keys"),
+            || format!("keys must be from 1 to {MAX_CACHE_KEYS}, got {keys}"),
+        )?;
+        let popularity = match c.zipf {
+            None => Popularity::Uniform,
+            Some(s) => {
+                self.ensure(
+                    s.is_finite() && s > 0.0 && s <= 10.0,
+                    &key.join("zipf"),
+                    || {
+                        format!(
+                            "zipf is the popularity's exponent, above 0 and at most 10, got {s}"
+                        )
+                    },
+                )?;
+                Popularity::Zipf { s }
+            }
+        };
+        let mut cfg = CacheConfig {
+            keys,
+            popularity,
+            capacity: 0,
+            ttl: match c.ttl {
+                Some(t) => Some(self.positive(Some(t), SimDuration::ZERO, &key.join("ttl"))?),
+                None => None,
+            },
+            warm: c.warm.unwrap_or(true),
+            miss_limit: match c.miss_limit {
+                Some(r) => {
+                    let ok = r.is_finite() && r > 0.0 && r <= MAX_RATE;
+                    self.ensure(ok, &key.join("miss_limit"), || {
+                        format!(
+                            "miss_limit is misses a second, above 0 and at most {MAX_RATE}, got {r}"
+                        )
+                    })?;
+                    Some(r)
+                }
+                None => None,
+            },
+        };
+        cfg.capacity = match (c.capacity, c.hit_rate) {
+            (Some(n), None) => {
+                self.ensure(n <= keys, &key.join("capacity"), || {
+                    format!("capacity ({n}) is at most keys ({keys}): a cache holds each key once")
+                })?;
+                n
+            }
+            (None, Some(h)) => {
+                let h = self.fraction(h, &key.join("hit_rate"), "hit_rate", false)?;
+                // The smallest capacity whose warm hit rate reaches h.
+                let reach =
+                    |n: u32| CacheConfig { capacity: n, ..cfg }.warm_hit_rate() >= h - 1e-12;
+                let (mut lo, mut hi) = (0, keys);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if reach(mid) { hi = mid } else { lo = mid + 1 }
+                }
+                lo
+            }
+            (Some(_), Some(_)) => {
+                return self.err(
+                    &key.join("hit_rate"),
+                    "give the cache's `capacity` or its warm `hit_rate`, not both",
+                );
+            }
+            (None, None) => {
+                return self.err(key, "a cache needs `capacity` (entries) or `hit_rate` (of the warm cache, which sets the capacity)");
+            }
+        };
+        Ok(cfg)
     }
 }

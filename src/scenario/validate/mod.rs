@@ -52,6 +52,8 @@ pub const MAX_REPLICAS: u32 = 10_000;
 pub const MAX_BUCKETS: u64 = 10_000_000;
 /// Largest open-loop arrival rate, requests per second of simulated time.
 pub const MAX_RATE: f64 = 1e8;
+/// Most keys a look-aside cache may have (each costs 16 bytes a run).
+pub const MAX_CACHE_KEYS: u32 = 10_000_000;
 
 /// The fleet an outage's `zone` is looked up in: what to call it in an
 /// error, the table its zones are listed in, and its zones.
@@ -131,26 +133,14 @@ impl<'a> Checker<'a> {
             server: self.server(&f.server, &KeyPath::key("server"))?,
             outages,
             chain: None,
+            cache: self.world_cache(&f)?,
         };
         let chain = self.chain(&f, &world.server, world.network.mean_nanos(), duration)?;
         let world = WorldConfig {
             outages: self.outage_tiers(&f.outages, world.outages, chain.as_ref())?,
             ..world
         };
-        if matches!(world.server, ServerModel::Occ) {
-            if !world.outages.is_empty() {
-                return self.err(
-                    &KeyPath::key("outage"),
-                    "the OCC record has no outages: remove the [[outage]] tables",
-                );
-            }
-            if world.bad_fraction > 0.0 {
-                return self.err(
-                    &KeyPath::key("clients").join("bad_fraction"),
-                    "the OCC record has no bad requests: set bad_fraction = 0",
-                );
-            }
-        }
+        self.occ_world(&world)?;
         let strategies = self.strategies(&f.retry, &f.strategies, chain.as_ref())?;
         if matches!(world.server, ServerModel::Occ) {
             if let Some(i) = strategies.iter().position(|s| s.hedging.is_some()) {
@@ -182,6 +172,41 @@ impl<'a> Checker<'a> {
             scenario.sweep = Some(self.sweep(s, &scenario)?);
         }
         Ok(scenario)
+    }
+
+    /// What an OCC record's world cannot have: outages, bad requests, a
+    /// cache.
+    fn occ_world(&self, world: &WorldConfig) -> Checked<()> {
+        if !matches!(world.server, ServerModel::Occ) {
+            return Ok(());
+        }
+        if !world.outages.is_empty() {
+            return self.err(
+                &KeyPath::key("outage"),
+                "the OCC record has no outages: remove the [[outage]] tables",
+            );
+        }
+        if world.bad_fraction > 0.0 {
+            return self.err(
+                &KeyPath::key("clients").join("bad_fraction"),
+                "the OCC record has no bad requests: set bad_fraction = 0",
+            );
+        }
+        if world.cache.is_some() {
+            return self.err(
+                &KeyPath::key("cache"),
+                "the OCC record's attempts read and write one record: remove the [cache] table",
+            );
+        }
+        Ok(())
+    }
+
+    /// The scenario's `[cache]`, if any.
+    fn world_cache(&self, f: &ScenarioFile) -> Checked<Option<crate::model::cache::CacheConfig>> {
+        f.cache
+            .as_ref()
+            .map(|c| self.cache(c, &KeyPath::key("cache")))
+            .transpose()
     }
 
     /// Retry-After values travel as whole seconds (RFC 9110 delay-seconds).
@@ -328,6 +353,7 @@ impl<'a> Checker<'a> {
         for (field, set) in [
             ("clients", f.retry.clients.is_some()),
             ("server", f.retry.server.is_some()),
+            ("cache", f.retry.cache.is_some()),
         ] {
             if set {
                 return self.err(
@@ -381,7 +407,21 @@ impl<'a> Checker<'a> {
                 }
                 None => None,
             };
-            out.push(WorldOverride { load, server });
+            let cache = match &st.cache {
+                Some(c) if world.cache.is_some() => Some(self.cache(c, &key.join("cache"))?),
+                Some(_) => {
+                    return self.err(
+                        &key.join("cache"),
+                        "a strategy's own cache replaces the scenario's [cache]: add a [cache] table first",
+                    );
+                }
+                None => None,
+            };
+            out.push(WorldOverride {
+                load,
+                server,
+                cache,
+            });
         }
         Ok(out)
     }

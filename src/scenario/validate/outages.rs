@@ -182,6 +182,7 @@ impl Checker<'_> {
                     }
                 }
                 OutageKindFile::Reset => OutageKind::Reset,
+                OutageKindFile::CacheFlush => OutageKind::CacheFlush,
                 OutageKindFile::Blackhole => OutageKind::Blackhole,
                 OutageKindFile::Unavailable => {
                     if let Some(ra) = o.retry_after {
@@ -243,7 +244,9 @@ impl Checker<'_> {
                     Targets::Share(self.fraction(share, &key.join("share"), "share", true)?)
                 }
             };
-            if targets != Targets::All && matches!(kind, OutageKind::Spike { .. }) {
+            if targets != Targets::All
+                && matches!(kind, OutageKind::Spike { .. } | OutageKind::CacheFlush)
+            {
                 return self.err(
                     &key.join(if o.share.is_some() {
                         "share"
@@ -252,7 +255,7 @@ impl Checker<'_> {
                     } else {
                         "replicas"
                     }),
-                    "a load spike adds load to the whole service: it cannot aim at replicas",
+                    "a load spike or a cache flush hits the whole service: it cannot aim at replicas",
                 );
             }
             out.push(Outage {
