@@ -84,6 +84,9 @@ pub enum Purpose {
     /// The key a request asks the look-aside cache for (address: the
     /// request's).
     Key,
+    /// A key drawn to warm the cache up before the run (address: the
+    /// draw's number).
+    WarmUp,
 }
 
 /// The addressed draws of one run: a key derived from the seed.

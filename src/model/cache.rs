@@ -11,7 +11,7 @@
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Zipf};
 
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::{Draws, Purpose, SimDuration, SimTime};
 
 /// How often each key is asked for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,8 +36,8 @@ pub struct CacheConfig {
     pub capacity: u32,
     /// How long an entry lives after it was filled (`None`: until evicted).
     pub ttl: Option<SimDuration>,
-    /// The cache starts full, with the most asked-for keys (as a cache that
-    /// has served this load for long); otherwise empty.
+    /// The cache starts full, as the requests before the run left it (its
+    /// steady state); otherwise empty.
     pub warm: bool,
     /// A warm-up gate: at most this many misses a second go to the backend
     /// (a token bucket holding a tenth of a second's worth); a miss beyond
@@ -46,21 +46,42 @@ pub struct CacheConfig {
 }
 
 impl CacheConfig {
-    /// The share of requests a warm cache answers when it holds the
-    /// `capacity` most popular keys and they do not expire: the hit rate
-    /// the scenario's numbers give (for uniform keys `capacity / keys`).
-    pub fn warm_hit_rate(&self) -> f64 {
-        let (n, c) = (
-            f64::from(self.keys),
-            f64::from(self.capacity.min(self.keys)),
-        );
-        match self.popularity {
-            Popularity::Uniform => c / n,
+    /// The share of requests the cache answers in its steady state, when
+    /// entries do not expire: for keys drawn independently (the
+    /// independent reference model), an LRU cache of C entries holds the C
+    /// keys most recently asked for, and Che's approximation (Che, Tung
+    /// and Wang, IEEE JSAC 2002; shown accurate by Fricker, Robert and
+    /// Roberts, ITC 2012) gives its hit rate: the characteristic time t
+    /// solves sum_k (1 - e^(-p_k t)) = C, and the hit rate is
+    /// sum_k p_k (1 - e^(-p_k t)). For uniform keys it is exactly C / N.
+    pub fn hit_rate(&self) -> f64 {
+        let (n, c) = (self.keys, self.capacity.min(self.keys));
+        if c == n {
+            return 1.0;
+        }
+        let p: Vec<f64> = match self.popularity {
+            Popularity::Uniform => return f64::from(c) / f64::from(n),
             Popularity::Zipf { s } => {
-                let h = |m: u32| (1..=m).map(|k| f64::from(k).powf(-s)).sum::<f64>();
-                h(self.capacity.min(self.keys)) / h(self.keys)
+                let w: Vec<f64> = (1..=n).map(|k| f64::from(k).powf(-s)).collect();
+                let total: f64 = w.iter().sum();
+                w.into_iter().map(|x| x / total).collect()
+            }
+        };
+        let held = |t: f64| p.iter().map(|&q| 1.0 - (-q * t).exp()).sum::<f64>();
+        let (mut lo, mut hi) = (0.0, 1.0);
+        while held(hi) < f64::from(c) {
+            hi *= 2.0;
+        }
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if held(mid) < f64::from(c) {
+                lo = mid;
+            } else {
+                hi = mid;
             }
         }
+        let t = 0.5 * (lo + hi);
+        p.iter().map(|&q| q * (1.0 - (-q * t).exp())).sum()
     }
 }
 
@@ -93,8 +114,9 @@ pub struct Cache {
 }
 
 impl Cache {
-    /// The cache `cfg` sets, at time zero.
-    pub fn new(cfg: &CacheConfig) -> Self {
+    /// The cache `cfg` sets, at time zero; a warm one is filled as by the
+    /// requests before the run, drawn from `draws` ([`Cache::warm_up`]).
+    pub fn new(cfg: &CacheConfig, draws: Draws) -> Self {
         let n = cfg.keys as usize;
         let mut c = Cache {
             cfg: *cfg,
@@ -113,12 +135,45 @@ impl Cache {
             topped: SimTime::ZERO,
         };
         if cfg.warm {
-            // The most popular last, so it is the most recently used.
-            for k in (0..cfg.capacity.min(cfg.keys)).rev() {
-                c.fill(k, SimTime::ZERO);
-            }
+            c.warm_up(draws);
         }
         c
+    }
+
+    /// Fills the cache as the requests before the run left it. An LRU
+    /// cache holds the C keys most recently asked for, most recent first.
+    /// With keys drawn independently (key k with probability p_k), the
+    /// requests for each key are, in continuous time, Poisson at rate p_k
+    /// and independent of the others', so the time back to each key's last
+    /// request is exponential with rate p_k: the C keys with the shortest
+    /// such times, in their order, are an exact draw of the cache's steady
+    /// state (one draw per key, from `draws`).
+    fn warm_up(&mut self, draws: Draws) {
+        let n = self.cfg.keys;
+        let c = self.cfg.capacity.min(n) as usize;
+        if c == 0 {
+            return;
+        }
+        let weight = |k: u32| match self.cfg.popularity {
+            Popularity::Uniform => 1.0,
+            Popularity::Zipf { s } => f64::from(k + 1).powf(-s),
+        };
+        let mut ages: Vec<(f64, u32)> = (0..n)
+            .map(|k| {
+                let u: f64 = draws.at(Purpose::WarmUp, u64::from(k)).random();
+                (-(1.0 - u).ln() / weight(k), k)
+            })
+            .collect();
+        let by_age = |a: &(f64, u32), b: &(f64, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+        if c < ages.len() {
+            ages.select_nth_unstable_by(c - 1, by_age);
+            ages.truncate(c);
+        }
+        ages.sort_unstable_by(by_age);
+        // The oldest first, so the most recent ends at the head.
+        for &(_, k) in ages.iter().rev() {
+            self.fill(k, SimTime::ZERO);
+        }
     }
 
     /// The key a request asks for, drawn from `rng` (key 0 the most
@@ -267,7 +322,7 @@ mod tests {
 
     #[test]
     fn evicts_the_least_recently_used() {
-        let mut c = Cache::new(&cfg(10, 2));
+        let mut c = Cache::new(&cfg(10, 2), Draws::new(1));
         c.fill(1, SimTime(0));
         c.fill(2, SimTime(1));
         assert!(c.get(1, SimTime(2)), "1 is now the most recent");
@@ -279,10 +334,13 @@ mod tests {
 
     #[test]
     fn entries_expire_their_ttl_after_the_fill() {
-        let mut c = Cache::new(&CacheConfig {
-            ttl: Some(SimDuration(10)),
-            ..cfg(10, 5)
-        });
+        let mut c = Cache::new(
+            &CacheConfig {
+                ttl: Some(SimDuration(10)),
+                ..cfg(10, 5)
+            },
+            Draws::new(1),
+        );
         c.fill(4, SimTime(100));
         assert!(c.get(4, SimTime(109)));
         assert!(!c.get(4, SimTime(110)));
@@ -290,14 +348,20 @@ mod tests {
     }
 
     #[test]
-    fn a_warm_cache_holds_the_most_popular_keys_and_a_flush_empties_it() {
-        let mut c = Cache::new(&CacheConfig {
-            warm: true,
-            ..cfg(10, 3)
-        });
+    fn a_warm_cache_is_full_and_a_flush_empties_it() {
+        let mut c = Cache::new(
+            &CacheConfig {
+                warm: true,
+                ..cfg(10, 3)
+            },
+            Draws::new(1),
+        );
         assert_eq!(c.len(), 3);
-        assert!((0..3).all(|k| c.get(k, SimTime(1))));
-        assert!(!c.get(3, SimTime(1)));
+        let held: Vec<u32> = (0..10)
+            .filter(|&k| c.filled[k as usize] == SimTime::ZERO)
+            .collect();
+        assert_eq!(held.len(), 3);
+        assert!(held.iter().all(|&k| c.get(k, SimTime(1))));
         c.flush();
         assert!(c.is_empty());
         c.fill(5, SimTime(2));
@@ -312,10 +376,13 @@ mod tests {
 
     #[test]
     fn the_gate_lets_its_rate_of_misses_through() {
-        let mut c = Cache::new(&CacheConfig {
-            miss_limit: Some(100.0),
-            ..cfg(10, 3)
-        });
+        let mut c = Cache::new(
+            &CacheConfig {
+                miss_limit: Some(100.0),
+                ..cfg(10, 3)
+            },
+            Draws::new(1),
+        );
         // A tenth of a second's worth at once, then 100 a second.
         let at_once = (0..50).filter(|_| c.gate(SimTime(0))).count();
         assert_eq!(at_once, 10);
@@ -325,13 +392,47 @@ mod tests {
     }
 
     #[test]
-    fn warm_hit_rates() {
-        assert!((cfg(1000, 900).warm_hit_rate() - 0.9).abs() < 1e-12);
+    fn che_hit_rates() {
+        assert!((cfg(1000, 900).hit_rate() - 0.9).abs() < 1e-12);
+        assert_eq!(cfg(10, 10).hit_rate(), 1.0);
+        // Two keys asked for 2/3 and 1/3 of the time, one place: t solves
+        // 2 - e^(-2t/3) - e^(-t/3) = 1, i.e. x^2 + x - 1 = 0 with
+        // x = e^(-t/3): x = 0.618..., and the hit rate is
+        // 2/3 (1 - x^2) + 1/3 (1 - x) = 0.4907...
         let z = CacheConfig {
             popularity: Popularity::Zipf { s: 1.0 },
-            ..cfg(3, 1)
+            ..cfg(2, 1)
         };
-        // 1 / (1 + 1/2 + 1/3)
-        assert!((z.warm_hit_rate() - 6.0 / 11.0).abs() < 1e-12);
+        let x = (5f64.sqrt() - 1.0) / 2.0;
+        let expected = 2.0 / 3.0 * (1.0 - x * x) + (1.0 - x) / 3.0;
+        assert!((z.hit_rate() - expected).abs() < 1e-9, "{}", z.hit_rate());
+    }
+
+    /// A warm Zipf cache is LRU's steady state: its hit rate from the
+    /// first request is Che's (within sampling noise), not the top keys'.
+    #[test]
+    fn a_warm_lru_cache_starts_in_its_steady_state() {
+        let c = CacheConfig {
+            popularity: Popularity::Zipf { s: 0.8 },
+            warm: true,
+            ..cfg(2000, 500)
+        };
+        let mut cache = Cache::new(&c, Draws::new(7));
+        let n = 20_000u64;
+        let draws = Draws::new(8);
+        let hits = (0..n)
+            .filter(|&i| {
+                let key = cache.key(&mut draws.at(Purpose::Key, i));
+                let hit = cache.get(key, SimTime(1));
+                if !hit {
+                    cache.fill(key, SimTime(1));
+                }
+                hit
+            })
+            .count();
+        let (h, rate) = (c.hit_rate(), hits as f64 / n as f64);
+        // Binomial noise, 4 sd, plus Che's own error (under 1% here).
+        let tol = 4.0 * (h * (1.0 - h) / n as f64).sqrt() + 0.01;
+        assert!((rate - h).abs() < tol, "{rate} vs Che's {h}");
     }
 }

@@ -96,11 +96,12 @@ pub struct CacheFile {
     pub zipf: Option<f64>,
     /// Entries the cache holds; or give `hit_rate`.
     pub capacity: Option<u32>,
-    /// The hit rate of the warm cache, which sets `capacity`.
+    /// The cache's steady hit rate, which sets `capacity` (Che's
+    /// approximation of an LRU cache under Zipf keys; C / N for uniform).
     pub hit_rate: Option<f64>,
     /// How long an entry lives after it was filled (until evicted).
     pub ttl: Option<DurationValue>,
-    /// The cache starts full of the most asked-for keys (true).
+    /// The cache starts full, in its steady state (true).
     pub warm: Option<bool>,
     /// A warm-up gate: at most this many misses a second go to the server.
     pub miss_limit: Option<f64>,

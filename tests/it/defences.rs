@@ -63,10 +63,10 @@ fn summary(out: &Path, name: &str) -> String {
     rows[1][c].clone()
 }
 
-/// Ten users reach a server with AIMD's limit at 2 at 1 ms: two go in,
-/// eight are answered 503 at once (back at 2 ms). The first ends at
-/// 101 ms with 2 in flight (2 x 2 >= 2): the limit becomes 3; the second
-/// at 201 ms with 1 in flight (1 x 2 < 3): it stays.
+/// Ten users reach a server with AIMD's limit at 2 at 1 ms: two go in
+/// (with 1 and 2 in flight, each counting itself), eight are answered 503
+/// at once (back at 2 ms). The first ends at 101 ms (1 x 2 >= 2): the
+/// limit becomes 3; the second at 201 ms (2 x 2 >= 3): 4.
 #[test]
 fn a_limit_answers_503_at_once_and_moves_with_its_samples() {
     let dir = tempfile::tempdir().unwrap();
@@ -77,7 +77,9 @@ fn a_limit_answers_503_at_once_and_moves_with_its_samples() {
     assert_eq!(limit[0], "2");
     assert_eq!(limit[100], "2");
     assert_eq!(limit[101], "3");
-    assert_eq!(limit[2999], "3");
+    assert_eq!(limit[200], "3");
+    assert_eq!(limit[201], "4");
+    assert_eq!(limit[2999], "4");
     assert_eq!(summary(&out, "succeeded"), "2");
     assert_eq!(summary(&out, "failed"), "8");
     assert_eq!(summary(&out, "error_responses"), "8");

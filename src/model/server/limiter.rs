@@ -13,9 +13,8 @@
 //!   windows in a row at the minimum start a new minRTT measurement.
 //! - Netflix concurrency-limits' `VegasLimit`, `Gradient2Limit` and
 //!   `AIMDLimit` (github.com/Netflix/concurrency-limits), updated on every
-//!   sample as their `Limit` is (no `WindowedLimit` around them). Their
-//!   "in flight" is the count when the request ends, itself included (the
-//!   library's is the count when it was admitted).
+//!   sample as their `Limit` is (no `WindowedLimit` around them), with the
+//!   number of requests in flight when the request was admitted.
 //!
 //! What a sample is: a served request gives its time in the server (from
 //! arrival to the end of its service). A request CoDel drops (answered
@@ -126,8 +125,8 @@ impl Limiter {
         (inflight as u64) < u64::from(self.limit(now))
     }
 
-    /// A request admitted at `arrived` ended at `now` as `how`, with
-    /// `inflight` requests admitted and not yet ended (itself included).
+    /// A request admitted at `arrived`, with `inflight` requests admitted
+    /// and not yet ended then (itself included), ended at `now` as `how`.
     pub fn on_done(&mut self, now: SimTime, arrived: SimTime, inflight: u32, how: Sample) {
         let rtt = (now - arrived).0.max(1);
         let dropped = how != Sample::Served;

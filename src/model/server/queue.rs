@@ -209,6 +209,7 @@ mod tests {
             bad: false,
             arrived: SimTime(arrived),
             timeout: Ticket::NONE,
+            inflight: 0,
         }
     }
 

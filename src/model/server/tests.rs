@@ -30,6 +30,7 @@ fn job(slot: u32) -> Job {
         bad: false,
         arrived: SimTime::ZERO,
         timeout: Ticket::NONE,
+        inflight: 0,
     }
 }
 

@@ -20,9 +20,13 @@ pub(super) struct CacheRun {
 
 impl CacheRun {
     /// The cache `world` has, if any, recorded in buckets of `bucket`.
-    pub(super) fn new(world: &WorldConfig, bucket: SimDuration) -> Option<Box<CacheRun>> {
+    pub(super) fn new(
+        world: &WorldConfig,
+        bucket: SimDuration,
+        draws: crate::engine::Draws,
+    ) -> Option<Box<CacheRun>> {
         let cfg = world.cache.as_ref()?;
-        let cache = Cache::new(cfg);
+        let cache = Cache::new(cfg, draws);
         let rec = CacheRecorder::new(world.duration, bucket, u64::from(cache.len()));
         Some(Box::new(CacheRun { cache, rec }))
     }

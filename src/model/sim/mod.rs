@@ -337,7 +337,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                     .collect()
             },
             defences,
-            cache: cache::CacheRun::new(world, bucket),
+            cache: cache::CacheRun::new(world, bucket, Draws::new(seed)),
             per_replica: match &world.server {
                 ServerModel::Capacity(cfg) if cfg.slots() > 1 => Some(
                     ReplicaRecorder::new(

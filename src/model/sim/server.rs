@@ -27,6 +27,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             bad: ev.outcome == BAD_REQUEST,
             arrived: self.now,
             timeout: Ticket::from_bits(ev.aux),
+            inflight: 0,
         };
         let r = usize::from(ev.replica);
         let server = match &mut self.server {

@@ -213,7 +213,7 @@ impl Checker<'_> {
         self.fraction(v, &key.join("smoothing"), "smoothing", true)
     }
 
-    /// `[cache]`: keys, popularity, and the capacity (or the warm hit rate
+    /// `[cache]`: keys, popularity, and the capacity (or the steady hit rate
     /// that sets it).
     pub(in crate::scenario) fn cache(&self, c: &CacheFile, key: &KeyPath) -> Checked<CacheConfig> {
         let keys = c.keys.unwrap_or(100_000);
@@ -268,9 +268,8 @@ impl Checker<'_> {
             }
             (None, Some(h)) => {
                 let h = self.fraction(h, &key.join("hit_rate"), "hit_rate", false)?;
-                // The smallest capacity whose warm hit rate reaches h.
-                let reach =
-                    |n: u32| CacheConfig { capacity: n, ..cfg }.warm_hit_rate() >= h - 1e-12;
+                // The smallest capacity whose steady hit rate reaches h.
+                let reach = |n: u32| CacheConfig { capacity: n, ..cfg }.hit_rate() >= h - 1e-12;
                 let (mut lo, mut hi) = (0, keys);
                 while lo < hi {
                     let mid = lo + (hi - lo) / 2;
@@ -281,11 +280,11 @@ impl Checker<'_> {
             (Some(_), Some(_)) => {
                 return self.err(
                     &key.join("hit_rate"),
-                    "give the cache's `capacity` or its warm `hit_rate`, not both",
+                    "give the cache's `capacity` or its steady `hit_rate`, not both",
                 );
             }
             (None, None) => {
-                return self.err(key, "a cache needs `capacity` (entries) or `hit_rate` (of the warm cache, which sets the capacity)");
+                return self.err(key, "a cache needs `capacity` (entries) or `hit_rate` (its steady hit rate, which sets the capacity)");
             }
         };
         Ok(cfg)

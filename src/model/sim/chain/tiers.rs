@@ -22,6 +22,7 @@ impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
             bad: false,
             arrived: self.now,
             timeout: Ticket::NONE,
+            inflight: 0,
         };
         let now = self.now;
         let Some(server) =
