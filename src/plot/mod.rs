@@ -3,6 +3,8 @@
 //! settings, so the bytes are the same on every machine.
 
 pub mod backlog;
+pub mod cache;
+pub mod defences;
 pub mod delays;
 pub mod front;
 pub mod goodput;
@@ -73,6 +75,18 @@ pub fn charts(report: &Report) -> Vec<Chart> {
         charts.push(Chart {
             file_name: "tiers.png",
             render: tiers::render,
+        });
+    }
+    if defences::applies(report) {
+        charts.push(Chart {
+            file_name: "defences.png",
+            render: defences::render,
+        });
+    }
+    if cache::applies(report) {
+        charts.push(Chart {
+            file_name: "cache.png",
+            render: cache::render,
         });
     }
     if replicas::applies(report) {
