@@ -21,6 +21,7 @@
     if (kind === 'retries') return /^\d+$/.test(v.trim()) ? v.trim() : JSON.stringify(v.trim());
     if (kind === 'budget') return `{ kind = ${JSON.stringify(v)} }`;
     if (kind === 'breaker' || kind === 'switch') return v === 'on' ? '{}' : '';
+    if (kind === 'limiter') return v === 'none' ? '' : `{ kind = ${JSON.stringify(v)} }`;
     if (kind === 'bool') return v === 'true' ? 'true' : 'false';
     return JSON.stringify(v.trim());
   };

@@ -40,6 +40,8 @@ const BALANCERS: [&str; 5] = [
     "pick-first",
 ];
 const OUTAGE_KINDS: [&str; 6] = ["reset", "503", "blackhole", "brownout", "spike", "errors"];
+const DISCIPLINES: [&str; 3] = ["fifo", "lifo", "adaptive-lifo"];
+const LIMITER_KINDS: [&str; 5] = ["none", "gradient", "gradient2", "vegas", "aimd"];
 const BUDGET_KINDS: [&str; 7] = [
     "none",
     "token-bucket",
@@ -483,6 +485,64 @@ pub fn fields(text: &str, s: &Scenario) -> Vec<Field> {
                 help,
             );
         }
+    }
+    if shown(&doc, "server.workers").is_some() {
+        add(
+            "server.discipline".into(),
+            server_group,
+            "queue order",
+            "select",
+            shown(&doc, "server.discipline").unwrap_or_else(|| "fifo".into()),
+            &DISCIPLINES,
+            "which waiting request a free worker takes: the oldest, the newest, or the newest once the queue has not emptied for 100 ms",
+        );
+        add(
+            "server.codel".into(),
+            server_group,
+            "CoDel",
+            "switch",
+            shown(&doc, "server.codel").map_or_else(|| "off".into(), |_| "on".into()),
+            &["off", "on"],
+            "RFC 8289: once queued requests have waited 5 ms or more for 100 ms, drop one (503), then more and more often",
+        );
+        add(
+            "server.limiter".into(),
+            server_group,
+            "concurrency limit",
+            "limiter",
+            shown(&doc, "server.limiter").unwrap_or_else(|| "none".into()),
+            &LIMITER_KINDS,
+            "a limit on requests in the server that moves with latency, 503 past it: Envoy's gradient controller, or Netflix's Gradient2, Vegas or AIMD, with their defaults",
+        );
+    }
+    if s.world.cache.is_some() {
+        let (key, label, help) = if shown(&doc, "cache.hit_rate").is_some() {
+            (
+                "cache.hit_rate",
+                "hit rate",
+                "the share of requests the cache answers in its steady state (it sets the cache's size)",
+            )
+        } else {
+            ("cache.capacity", "entries", "keys the cache holds")
+        };
+        add(
+            key.into(),
+            "Cache",
+            label,
+            "number",
+            String::new(),
+            &[],
+            help,
+        );
+        add(
+            "cache.miss_limit".into(),
+            "Cache",
+            "warm-up gate, misses/s",
+            "number",
+            String::new(),
+            &[],
+            "at most this many misses a second go to the server, the rest fail at once (empty: no gate)",
+        );
     }
     for (i, o) in s.world.outages.iter().enumerate() {
         let group = format!("Trigger {}", i + 1);

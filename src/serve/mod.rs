@@ -71,6 +71,8 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ),
     ("mm1", include_str!("../../scenarios/mm1.toml")),
     ("mesh", include_str!("../../scenarios/mesh.toml")),
+    ("adaptive", include_str!("../../scenarios/adaptive.toml")),
+    ("cache", include_str!("../../scenarios/cache.toml")),
 ];
 
 const PAGE: &str = include_str!("../../assets/serve/index.html");
