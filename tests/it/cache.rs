@@ -167,6 +167,34 @@ fn bronsons_example_is_expressible_as_written() {
     assert!((early - 300.0).abs() < 30.0, "{early}");
 }
 
+/// The same bytes on one thread and two: a Zipf cache with a TTL, a gate
+/// and a flush, under three strategies.
+#[test]
+fn cache_runs_are_deterministic_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = world(
+        800.0,
+        4,
+        "5ms",
+        "keys = 2000\nzipf = 0.9\nhit_rate = 0.7\nttl = \"2s\"\nmiss_limit = 300.0",
+        "[[outage]]\nkind = \"cache-flush\"\nstart = \"20s\"\nend = \"22s\"",
+    )
+    .replace("duration = \"60s\"", "duration = \"30s\"")
+        + "[[strategy]]\nname = \"retry\"\nmax_retries = 3\ntimeout = \"200ms\"\n\
+           [[strategy]]\nname = \"budget\"\nmax_retries = 3\ntimeout = \"200ms\"\n\
+           budget = { kind = \"token-bucket\" }\n";
+    let a = run(dir.path(), "a", &text, "1");
+    let b = run(dir.path(), "b", &text, "2");
+    for f in ["summary.csv", "timeseries.csv", "cache.csv"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert_eq!(csv(&a.join("cache.csv")).len(), 1 + 3 * 300);
+}
+
 #[test]
 fn bad_caches_are_refused_at_their_key() {
     let dir = tempfile::tempdir().unwrap();
