@@ -6,15 +6,15 @@
 //! RNG) -> `retry` (backoff, policy, budgets) -> `metrics` (recording,
 //! summaries, the output columns and sweep figures, per-replica and per-tier
 //! figures) -> `model` (the world and the run loop) -> `scenario` (TOML in)
-//! and `bound` (worst cases from settings alone) -> `sweep`, `runner` and
-//! `advise` (many runs) -> `plot` and `check` (a verdict on configurations,
+//! and `bound` (worst cases from settings alone) -> `sweep`, `tip`
+//! (tipping points), `runner` and `advise` (many runs) -> `plot` and `check` (a verdict on configurations,
 //! from their trials), then `export` (bytes out) -> `serve` (the
 //! playground's web server) -> `app` (the command line, a file per
 //! subcommand); `import` (real retry configurations to scenario text),
-//! `output` (atomic writes) and `cli` (clap's types) stand apart on the
+//! `output` (atomic writes, shard folders) and `cli` (clap's types) stand apart on the
 //! ground floor. The file system is touched by `app`, `output`, `import` and
 //! `runner::memory` (the machine's limits), and read by `scenario::load` and
-//! `sweep::shard::read` (a scenario file, a shard's files).
+//! `output::shard::read` (a scenario file, a shard's files).
 
 pub mod advise;
 pub mod app;
@@ -33,3 +33,4 @@ pub mod runner;
 pub mod scenario;
 pub mod serve;
 pub mod sweep;
+pub mod tip;

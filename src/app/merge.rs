@@ -7,31 +7,52 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::sweep_run::{About, print_sweep, write_sweep};
+use super::tip_run::{print_tip, write_tip};
 use super::{InputError, MergeOptions};
 use crate::output::Staging;
+use crate::output::shard;
 use crate::scenario;
-use crate::sweep::{self, shard};
+use crate::sweep;
 
 /// `sim merge`: combines shard folders into the output of the unsharded run.
 pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
     let started = Instant::now();
-    let mut shards = Vec::with_capacity(opts.dirs.len());
-    for dir in &opts.dirs {
-        shards.push(shard::read(dir).map_err(|e| InputError(e.to_string()))?);
-    }
-    let Some(first) = shards.first() else {
+    let Some(first_dir) = opts.dirs.first() else {
         return Err(InputError("no shard folders given".into()).into());
     };
+    // Which kind of run the shards are of, from the first one's scenario:
+    // its cells hold a sweep's figures or a search's outcomes. (A shard
+    // that cannot be read this way is refused by `shard::read` below.)
+    let tip = std::fs::read_to_string(first_dir.join("scenario.toml"))
+        .ok()
+        .and_then(|text| scenario::parse_file(&text, &first_dir.join("scenario.toml")).ok())
+        .is_some_and(|s| s.tip.is_some());
+    let columns = if tip {
+        crate::tip::SHARD_COLUMNS.to_vec()
+    } else {
+        sweep::shard_columns()
+    };
+    let mut shards = Vec::with_capacity(opts.dirs.len());
+    for dir in &opts.dirs {
+        shards.push(shard::read(dir, &columns).map_err(|e| InputError(e.to_string()))?);
+    }
+    let first = &shards[0];
     let source = PathBuf::from(&first.manifest.source);
     let mut s = scenario::parse_file(&first.scenario_text, &source)?;
     s.seed = first.manifest.seed;
-    let Some(sweep) = s.sweep.clone() else {
-        return Err(
-            InputError(format!("{}: the scenario has no [sweep]", source.display())).into(),
-        );
+    let total = match (&s.sweep, &s.tip) {
+        (Some(sweep), _) => sweep.runs(),
+        (None, Some(t)) => t.searches(),
+        (None, None) => {
+            return Err(InputError(format!(
+                "{}: the scenario has no [sweep] or [tip]",
+                source.display()
+            ))
+            .into());
+        }
     };
-    let (manifest, text, results) =
-        shard::combine(shards, sweep.runs()).map_err(|e| InputError(e.to_string()))?;
+    let (manifest, text, cells) =
+        shard::combine(shards, total).map_err(|e| InputError(e.to_string()))?;
     let out = opts
         .out
         .clone()
@@ -39,14 +60,42 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
     let inputs: Vec<&Path> = opts.dirs.iter().map(PathBuf::as_path).collect();
     super::run::check_output(&out, &inputs, &source, &manifest.fingerprint, opts.force)?;
     let staging = Staging::new(&out)?;
-    let report = sweep::aggregate(&s, &sweep, &results);
-    let source_text = source.display().to_string();
-    let about = About {
-        description: &s.description,
-        scenario_file: &source_text,
-        scenario_text: &text,
+    let shown = match (&s.tip, &s.sweep) {
+        (Some(t), _) => {
+            let mut searches = Vec::with_capacity(cells.len());
+            for c in cells {
+                let search = crate::tip::Search::from_values(&c.values).ok_or_else(|| {
+                    InputError(format!(
+                        "search {} in the shards is not a search's outcome: a shard was edited",
+                        c.index
+                    ))
+                })?;
+                searches.push(search);
+            }
+            let report = crate::tip::aggregate(&s, t, searches);
+            write_tip(&report, staging.dir(), opts.plots)?;
+            Shown::Tip(Box::new(report))
+        }
+        (None, Some(sweep)) => {
+            let results: Vec<_> = cells.into_iter().map(sweep::from_shard).collect();
+            let report = sweep::aggregate(&s, sweep, &results);
+            let source_text = source.display().to_string();
+            let about = About {
+                description: &s.description,
+                scenario_file: &source_text,
+                scenario_text: &text,
+            };
+            write_sweep(&report, staging.dir(), opts.plots, &about)?;
+            Shown::Sweep(Box::new(report))
+        }
+        (None, None) => {
+            return Err(InputError(format!(
+                "{}: the scenario has no [sweep] or [tip]",
+                source.display()
+            ))
+            .into());
+        }
     };
-    write_sweep(&report, staging.dir(), opts.plots, &about)?;
     let quoted = |v: &str| toml::Value::String(v.to_string()).to_string();
     let files = staging.commit(&format!(
         "# What made this folder; written last, so a folder without it is incomplete.\n\
@@ -69,8 +118,17 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
             manifest.shards
         );
         // Nothing was simulated here: the shards did it, at their own speed.
-        print_sweep(&report, None, started.elapsed());
+        match &shown {
+            Shown::Sweep(report) => print_sweep(report, None, started.elapsed()),
+            Shown::Tip(report) => print_tip(report, None, started.elapsed()),
+        }
         super::say_written(&out, &files);
     }
     Ok(())
+}
+
+/// What a merge made, for its table.
+enum Shown {
+    Sweep(Box<sweep::SweepReport>),
+    Tip(Box<crate::tip::TipReport>),
 }

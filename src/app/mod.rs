@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
-use crate::sweep::shard::ShardSpec;
+use crate::output::shard::ShardSpec;
 
 /// `println!` that does not panic when stdout is closed early (`sim run ... |
 /// head`): the report on stdout is a courtesy, the results are the files.
@@ -27,6 +27,7 @@ mod import;
 mod merge;
 mod run;
 mod sweep_run;
+mod tip_run;
 mod validate;
 
 pub use run::run;
@@ -263,14 +264,20 @@ pub(super) fn say_written(out: &Path, files: &[String]) {
 /// A progress bar on stderr (runs done, elapsed, estimate), only when stderr is
 /// a terminal and output is not `--quiet`: pipes and CI logs stay clean.
 pub(super) fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
+    progress_bar_of(quiet, "runs")
+}
+
+/// A progress bar counting `what` (runs, searches) on stderr, when it is a
+/// terminal and not `quiet`.
+pub(super) fn progress_bar_of(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
     if quiet || !std::io::stderr().is_terminal() {
         return None;
     }
     let bar = indicatif::ProgressBar::new(0);
-    let style = indicatif::ProgressStyle::with_template(
-        "{bar:25} {pos}/{len} runs, {elapsed} elapsed, about {eta} left",
-    )
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{{bar:25}} {{pos}}/{{len}} {what}, {{elapsed}} elapsed, about {{eta}} left"
+    ))
     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);
     Some(bar)

@@ -138,18 +138,22 @@ fn load(opts: &RunOptions) -> Result<Scenario> {
         s.seed = seed;
     }
     let fail = |why: String| Err(InputError(format!("{}: {why}", opts.scenario.display())).into());
-    match (opts.shard, &s.sweep) {
-        (Some(_), None) => {
-            fail("--shard splits the runs of a [sweep], and this scenario has none".into())
-        }
-        (Some(spec), Some(sweep)) if spec.count as usize > sweep.runs() => {
-            let runs = sweep.runs();
-            fail(format!(
-                "--shard {}/{} asks for {} shards, but the sweep has {runs} runs: \
-                 at most {runs} shards, each with at least one run",
-                spec.index, spec.count, spec.count
-            ))
-        }
+    let cells = match (&s.sweep, &s.tip) {
+        (Some(sweep), _) => Some((sweep.runs(), "the sweep has", "runs", "run")),
+        (None, Some(tip)) => Some((tip.searches(), "the search has", "searches", "search")),
+        (None, None) => None,
+    };
+    match (opts.shard, cells) {
+        (Some(_), None) => fail(
+            "--shard splits the runs of a [sweep] or the searches of a [tip], and this \
+             scenario has neither"
+                .into(),
+        ),
+        (Some(spec), Some((n, has, many, one))) if spec.count as usize > n => fail(format!(
+            "--shard {}/{} asks for {} shards, but {has} {n} {many}: \
+             at most {n} shards, each with at least one {one}",
+            spec.index, spec.count, spec.count
+        )),
         _ => Ok(s),
     }
 }
@@ -237,6 +241,9 @@ fn run_into(job: &Job, out: &Path) -> Result<()> {
     let (opts, s) = (job.opts, job.scenario());
     if let Some(sweep) = &s.sweep {
         return super::sweep_run::run_sweep(job, sweep, out);
+    }
+    if let Some(tip) = &s.tip {
+        return super::tip_run::run_tip(job, tip, out);
     }
     if !opts.quiet {
         say_cost(&job.plan);

@@ -10,10 +10,10 @@ use rayon::prelude::*;
 use super::{InputError, print_speed, progress_bar};
 use crate::export::sweep_csv;
 use crate::metrics::figures::{Estimate, FIGURES, Stat};
+use crate::output::shard;
 use crate::output::write_atomic;
 use crate::plot;
 use crate::scenario::Sweep;
-use crate::sweep::shard;
 use crate::sweep::{self, SweepReport};
 
 /// `sim run` of a scenario with a `[sweep]`: every cell, or with `--shard` the
@@ -104,7 +104,13 @@ fn write_shard(
         checksums: Default::default(),
         own_checksum: String::new(),
     };
-    let files = shard::files(&manifest, text, cells, results).map_err(anyhow::Error::msg)?;
+    let files = shard::files(
+        &manifest,
+        text,
+        &sweep::shard_columns(),
+        &sweep::to_shard(cells, results),
+    )
+    .map_err(anyhow::Error::msg)?;
     for (name, bytes) in files {
         write_atomic(out, name, &bytes)?;
     }

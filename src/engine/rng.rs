@@ -226,6 +226,15 @@ impl Draw {
     }
 }
 
+/// The seed of replication `rep` at point `point` of a sweep or a
+/// tipping-point search.
+pub fn derive_seed(seed: u64, point: usize, rep: u32) -> u64 {
+    // SplitMix64's step and finaliser (Steele, Lea and Flood, 2014): a
+    // bijection of u64 that scatters nearby inputs.
+    let scatter = |z: u64| mix(z.wrapping_add(GAMMA));
+    scatter(scatter(seed ^ scatter(point as u64)) ^ u64::from(rep))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ pub mod summary_csv;
 pub mod sweep_csv;
 pub mod tiers_csv;
 pub mod timeseries_csv;
+pub mod tip_csv;
 
 use crate::metrics::Report;
 use crate::metrics::columns::fixed;

@@ -15,6 +15,7 @@ pub mod style;
 pub mod sweep;
 pub mod tiers;
 mod timechart;
+pub mod tip;
 
 use std::sync::Once;
 

@@ -77,7 +77,7 @@ const LEGEND_WIDTH: u32 = 270;
 
 /// Draws series `i`'s marker at `at`: circle, triangle or square by
 /// [`style::marker`].
-fn marker<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+pub(super) fn marker<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     chart: &mut ChartContext<DB, CT>,
     i: usize,
     at: (f64, f64),
@@ -108,7 +108,7 @@ fn marker<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
 }
 
 /// The line of series `i` through `pts`, in its colour and pattern.
-fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     chart: &mut ChartContext<DB, CT>,
     i: usize,
     pts: Vec<(f64, f64)>,
@@ -132,7 +132,7 @@ fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
 
 /// The legend column: each strategy's line, marker and name, and the "never"
 /// marker where the figure has one.
-fn legend_column(
+pub(super) fn legend_column(
     area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
     names: &[String],
     never: bool,

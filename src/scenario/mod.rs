@@ -13,6 +13,7 @@ mod schema_fleet;
 mod schema_outages;
 mod strategy;
 pub mod sweep;
+pub mod tip;
 pub mod validate;
 pub mod wording;
 
@@ -42,6 +43,8 @@ pub struct Scenario {
     pub strategies: Vec<Strategy>,
     /// The sweep, if the scenario is one.
     pub sweep: Option<Sweep>,
+    /// The tipping-point search, if the scenario is one.
+    pub tip: Option<tip::Tip>,
     /// Per strategy (same order): what of the world its `[[strategy]]` table
     /// replaces with its own `clients` or `server` table.
     pub overrides: Vec<WorldOverride>,

@@ -47,6 +47,8 @@ pub struct ScenarioFile {
     pub strategies: Vec<RetryFile>,
     /// Run every strategy over a range of one parameter, replicated.
     pub sweep: Option<SweepFile>,
+    /// Search, for every strategy, the largest trigger the world recovers from.
+    pub tip: Option<TipFile>,
     /// A look-aside cache the users ask first.
     pub cache: Option<CacheFile>,
 }
@@ -79,6 +81,34 @@ pub struct SweepFile {
     /// The point whose first run `timeline.png` shows: a value of the
     /// parameter, or one per parameter (default: the last point).
     pub timeline_at: Option<toml::Value>,
+}
+
+/// `[tip]`: the trigger key searched, its range and resolution, and the
+/// levels (`[tip.over]`) the search is made at.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TipFile {
+    /// The trigger's key searched, as a key path: `outage[0].length`.
+    pub search: String,
+    /// The mildest value searched.
+    pub from: toml::Value,
+    /// The worst value searched.
+    pub to: toml::Value,
+    /// How narrowly each search brackets its boundary (the search's unit).
+    pub resolution: toml::Value,
+    /// Which way the trigger gets worse: `"larger"` (default) or `"smaller"`
+    /// (a brownout's `factor`, the capacity left).
+    pub worse: Option<String>,
+    /// Searches per (level, strategy), each with its own seed (default 5).
+    pub replications: Option<u32>,
+    /// Time given to recover after the trigger's end (default: as much as
+    /// the file gives after its own trigger).
+    pub after: Option<DurationValue>,
+    /// `"common"` (default): every probe of a replication, at every level,
+    /// draws the same random numbers; `"independent"`: each its own.
+    pub seeds: Option<String>,
+    /// The levels: one key and its values, as a sweep's axis.
+    pub over: Option<AxisFile>,
 }
 
 /// `[sweep.by]`: the second parameter.

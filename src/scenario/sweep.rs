@@ -105,14 +105,14 @@ const FIXED: [(&str, &str); 5] = [
 
 /// A number or a duration, as the sweep reads it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Number {
+pub(super) enum Number {
     Int(i64),
     Float(f64),
     Duration(SimDuration),
 }
 
 impl Number {
-    fn read(v: &toml::Value) -> Result<Number, String> {
+    pub(super) fn read(v: &toml::Value) -> Result<Number, String> {
         match v {
             toml::Value::Integer(i) => Ok(Number::Int(*i)),
             toml::Value::Float(f) if f.is_finite() => Ok(Number::Float(*f)),
@@ -123,7 +123,7 @@ impl Number {
         }
     }
 
-    fn x(self) -> f64 {
+    pub(super) fn x(self) -> f64 {
         match self {
             Number::Int(i) => i as f64,
             Number::Float(f) => f,
@@ -131,7 +131,7 @@ impl Number {
         }
     }
 
-    fn axis_value(self) -> AxisValue {
+    pub(super) fn axis_value(self) -> AxisValue {
         let (label, display) = match self {
             Number::Int(i) => (i.to_string(), i.to_string()),
             Number::Float(f) => (f.to_string(), f.to_string()),
@@ -144,7 +144,7 @@ impl Number {
         }
     }
 
-    fn toml(self) -> Value {
+    pub(super) fn toml(self) -> Value {
         match self {
             Number::Int(i) => Value::from(i),
             Number::Float(f) => Value::from(f),
@@ -315,7 +315,7 @@ impl Checker<'_> {
     }
 
     /// One axis: its key path, and its values in order.
-    fn axis(
+    pub(super) fn axis(
         &self,
         a: &AxisFile,
         key: &KeyPath,
@@ -451,18 +451,7 @@ impl Checker<'_> {
             super::keys::set(&mut doc, path, value)
                 .map_err(|m| format!("cannot set {path}: {m}"))?;
         }
-        let text = doc.to_string();
-        let file: ScenarioFile =
-            toml::from_str(&text).map_err(|e| e.message().trim_end().to_string())?;
-        let checker = if self.read_files {
-            Checker::reading_files(self.file, &text)
-        } else {
-            Checker::new(self.file, &text)
-        };
-        checker.scenario(file).map_err(|e| match e.key {
-            Some(k) => format!("key `{k}`: {}", e.message),
-            None => e.message,
-        })
+        validate_doc(self.file, self.read_files, &doc)
     }
 
     fn charts(
@@ -536,9 +525,31 @@ impl Checker<'_> {
     }
 }
 
+/// The scenario `doc` holds, validated as a file at `file` (whose sample
+/// files are read beside it if `read_files`). Errors are messages for the
+/// caller to place.
+pub(super) fn validate_doc(
+    file: &std::path::Path,
+    read_files: bool,
+    doc: &DocumentMut,
+) -> Result<Scenario, String> {
+    let text = doc.to_string();
+    let parsed: ScenarioFile =
+        toml::from_str(&text).map_err(|e| e.message().trim_end().to_string())?;
+    let checker = if read_files {
+        Checker::reading_files(file, &text)
+    } else {
+        Checker::new(file, &text)
+    };
+    checker.scenario(parsed).map_err(|e| match e.key {
+        Some(k) => format!("key `{k}`: {}", e.message),
+        None => e.message,
+    })
+}
+
 /// One kind for a whole axis: integers mixed with floats become floats;
 /// durations do not mix with numbers.
-fn unify(numbers: Vec<Number>) -> Result<Vec<Number>, String> {
+pub(super) fn unify(numbers: Vec<Number>) -> Result<Vec<Number>, String> {
     let durations = numbers
         .iter()
         .filter(|n| matches!(n, Number::Duration(_)))

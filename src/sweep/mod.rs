@@ -6,8 +6,6 @@
 //! compared on the same workload; replication `r` of point `p` runs with
 //! `derive_seed(seed, p, r)`.
 
-pub mod shard;
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,21 +14,10 @@ use rayon::prelude::*;
 use crate::metrics::MetricsConfig;
 use crate::metrics::figures::{self, Estimate, FIGURES};
 use crate::model;
+use crate::output::shard;
 use crate::scenario::{Scenario, Sweep};
 
-/// SplitMix64's finaliser (Steele, Lea and Flood, 2014): a bijection of u64 that
-/// scatters nearby inputs.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The seed of replication `rep` at point `point`.
-pub fn derive_seed(seed: u64, point: usize, rep: u32) -> u64 {
-    mix(mix(seed ^ mix(point as u64)) ^ u64::from(rep))
-}
+pub use crate::engine::rng::derive_seed;
 
 /// One run's measurements.
 #[derive(Clone, Debug, PartialEq)]
@@ -246,6 +233,47 @@ pub fn aggregate(s: &Scenario, sweep: &Sweep, results: &[CellResult]) -> SweepRe
         rows,
         timelines,
         events: events(results),
+    }
+}
+
+/// The columns of a sweep's cells in a shard: the figures.
+pub fn shard_columns() -> Vec<&'static str> {
+    FIGURES.iter().map(|f| f.name).collect()
+}
+
+/// The cells numbered `cells`, with their `results`, as a shard holds them.
+pub fn to_shard(cells: &[usize], results: &[CellResult]) -> Vec<shard::Cell> {
+    cells
+        .iter()
+        .zip(results)
+        .map(|(&index, r)| shard::Cell {
+            index,
+            values: r.figures.to_vec(),
+            timeline: r
+                .timeline
+                .as_ref()
+                .map(|bins| bins.iter().map(|b| (b.attempts, b.successes)).collect()),
+        })
+        .collect()
+}
+
+/// A shard's cell as a run's result.
+pub fn from_shard(cell: shard::Cell) -> CellResult {
+    let mut figures = [None; FIGURES.len()];
+    for (slot, v) in figures.iter_mut().zip(cell.values) {
+        *slot = v;
+    }
+    CellResult {
+        figures,
+        timeline: cell.timeline.map(|bins| {
+            bins.into_iter()
+                .map(|(attempts, successes)| Bin {
+                    attempts,
+                    successes,
+                })
+                .collect()
+        }),
+        aborted: None,
     }
 }
 

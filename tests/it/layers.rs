@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// The top-level modules, from the ground floor up: a module may name those
 /// of a lower rank, and its own.
-const LAYERS: [(&str, u32); 19] = [
+const LAYERS: [(&str, u32); 20] = [
     ("engine", 0),
     ("import", 0),
     ("output", 0),
@@ -20,6 +20,7 @@ const LAYERS: [(&str, u32); 19] = [
     ("bound", 4),
     ("runner", 5),
     ("sweep", 5),
+    ("tip", 5),
     ("advise", 5),
     ("check", 6),
     ("plot", 6),

@@ -35,3 +35,4 @@ mod recovery;
 mod robustness;
 mod safety;
 mod serve;
+mod tip;

@@ -165,11 +165,15 @@ impl<'a> Checker<'a> {
             metrics,
             strategies,
             sweep: None,
+            tip: None,
             overrides,
             inputs: self.inputs.take(),
         };
         if let Some(s) = &f.sweep {
             scenario.sweep = Some(self.sweep(s, &scenario)?);
+        }
+        if let Some(t) = &f.tip {
+            scenario.tip = Some(self.tip(t, &scenario)?);
         }
         Ok(scenario)
     }

@@ -10,6 +10,8 @@
 //! output folder is never the current directory, the folder of the scenario,
 //! or a folder holding a merge's shards.
 
+pub mod shard;
+
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
-//! Shards: a sweep split into N disjoint sets of cells, run anywhere, and merged
-//! back into the output an unsharded run writes, byte for byte.
+//! Shards: the runs of a sweep, or the searches of a tipping-point search
+//! (its "cells"), split into N disjoint sets, run anywhere, and merged back
+//! into the output an unsharded run writes, byte for byte.
 //!
 //! Shard `i` of `n` (1-based) holds the cells whose number is `i - 1` modulo `n`,
 //! so cheap and expensive points spread evenly over the shards. A shard folder
@@ -9,21 +10,31 @@
 //!   and a checksum of each of the other files, so a damaged or truncated shard
 //!   is refused rather than merged;
 //! - `scenario.toml`: the scenario text, so a merge needs nothing else;
-//! - `cells.csv`: every figure of every cell, written as the shortest decimal
+//! - `cells.csv`: every cell's numbers (a sweep's figures, a search's
+//!   outcome), in columns the caller names, written as the shortest decimal
 //!   that reads back as the same `f64`, so merging loses nothing;
-//! - `timeline.csv`: the buckets of the cells `timeline.png` shows, if the shard
-//!   has any.
+//! - `timeline.csv`: attempts and successes per bucket of the cells a sweep's
+//!   `timeline.png` shows, if the shard has any.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Bin, CellResult};
-use crate::metrics::figures::FIGURES;
-
 /// Version of the shard folder layout (2: checksums of the files; 3: a
 /// checksum of `shard.toml`'s own fields).
 pub const FORMAT: u32 = 3;
+
+/// One cell of a shard: its number, its values in the caller's columns, and
+/// (a sweep's) attempts and successes per bucket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// Its number in the whole run.
+    pub index: usize,
+    /// Its values, one per column.
+    pub values: Vec<Option<f64>>,
+    /// Attempts and successes per bucket, if kept.
+    pub timeline: Option<Vec<(u64, u64)>>,
+}
 
 /// The files of a shard folder besides `shard.toml`, each with a checksum there.
 const DATA_FILES: [&str; 3] = ["scenario.toml", "cells.csv", "timeline.csv"];
@@ -123,37 +134,38 @@ pub struct ShardError {
     pub message: String,
 }
 
-/// The files of one shard, as (name, bytes).
+/// The files of one shard, as (name, bytes): its `cells` with their values
+/// in `columns`.
 pub fn files(
     manifest: &Manifest,
     scenario_text: &str,
-    cells: &[usize],
-    results: &[CellResult],
+    columns: &[&str],
+    cells: &[Cell],
 ) -> Result<Vec<(&'static str, Vec<u8>)>, String> {
     let mut table = csv::Writer::from_writer(Vec::new());
     let mut header = vec!["cell".to_string()];
-    header.extend(FIGURES.iter().map(|f| f.name.to_string()));
+    header.extend(columns.iter().map(|c| c.to_string()));
     table.write_record(&header).map_err(|e| e.to_string())?;
     let mut timeline = csv::Writer::from_writer(Vec::new());
     timeline
         .write_record(["cell", "bucket", "attempts", "successes"])
         .map_err(|e| e.to_string())?;
-    for (cell, r) in cells.iter().zip(results) {
-        let mut row = vec![cell.to_string()];
+    for c in cells {
+        let mut row = vec![c.index.to_string()];
         // Display of an f64 is the shortest text that parses back to it.
         row.extend(
-            r.figures
+            c.values
                 .iter()
                 .map(|v| v.map_or(String::new(), |v| v.to_string())),
         );
         table.write_record(&row).map_err(|e| e.to_string())?;
-        for (i, b) in r.timeline.iter().flatten().enumerate() {
+        for (i, (attempts, successes)) in c.timeline.iter().flatten().enumerate() {
             timeline
                 .write_record([
-                    cell.to_string(),
+                    c.index.to_string(),
                     i.to_string(),
-                    b.attempts.to_string(),
-                    b.successes.to_string(),
+                    attempts.to_string(),
+                    successes.to_string(),
                 ])
                 .map_err(|e| e.to_string())?;
         }
@@ -185,16 +197,16 @@ pub struct Shard {
     pub manifest: Manifest,
     /// `scenario.toml`.
     pub scenario_text: String,
-    /// (cell, result) pairs.
-    pub cells: Vec<(usize, CellResult)>,
+    /// Its cells, in the order written.
+    pub cells: Vec<Cell>,
 }
 
-/// Reads the shard folder `dir`.
+/// Reads the shard folder `dir`, whose cells have values in `columns`.
 #[expect(
     clippy::too_many_lines,
     reason = "reads and checks a shard's files one by one"
 )]
-pub fn read(dir: &Path) -> Result<Shard, ShardError> {
+pub fn read(dir: &Path, columns: &[&str]) -> Result<Shard, ShardError> {
     let fail = |message: String| ShardError {
         dir: dir.to_path_buf(),
         message,
@@ -275,7 +287,7 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
     let cells_text = take(&mut data, "cells.csv");
     let mut table = csv::Reader::from_reader(cells_text.as_bytes());
     let expected: Vec<&str> = std::iter::once("cell")
-        .chain(FIGURES.iter().map(|f| f.name))
+        .chain(columns.iter().copied())
         .collect();
     let header = table
         .headers()
@@ -293,8 +305,8 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
         let cell: usize = record[0]
             .parse()
             .map_err(|_| at(format!("cell \"{}\" is not a number", &record[0])))?;
-        let mut figures = [None; FIGURES.len()];
-        for (slot, text) in figures.iter_mut().zip(record.iter().skip(1)) {
+        let mut values = vec![None; columns.len()];
+        for (slot, text) in values.iter_mut().zip(record.iter().skip(1)) {
             if !text.is_empty() {
                 let v = text
                     .parse::<f64>()
@@ -307,14 +319,11 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
         if index.insert(cell, cells.len()).is_some() {
             return Err(at(format!("cell {cell} appears twice")));
         }
-        cells.push((
-            cell,
-            CellResult {
-                figures,
-                timeline: None,
-                aborted: None,
-            },
-        ));
+        cells.push(Cell {
+            index: cell,
+            values,
+            timeline: None,
+        });
     }
     let timeline_text = take(&mut data, "timeline.csv");
     let mut timeline = csv::Reader::from_reader(timeline_text.as_bytes());
@@ -331,14 +340,11 @@ pub fn read(dir: &Path) -> Result<Shard, ShardError> {
         let Some(&k) = index.get(&cell) else {
             return Err(at(format!("cell {cell} is not in cells.csv")));
         };
-        let bins = cells[k].1.timeline.get_or_insert_with(Vec::new);
+        let bins = cells[k].timeline.get_or_insert_with(Vec::new);
         if bins.len() != bucket {
             return Err(at(format!("bucket {bucket} is out of order")));
         }
-        bins.push(Bin {
-            attempts: num(2)?,
-            successes: num(3)?,
-        });
+        bins.push((num(2)?, num(3)?));
     }
     Ok(Shard {
         dir: dir.to_path_buf(),
@@ -403,12 +409,12 @@ fn check_complete(shards: &[Shard]) -> Result<(), ShardError> {
     Ok(())
 }
 
-/// Every cell's result in cell order, from a complete set of shards of one run
-/// of a sweep of `total` cells (what the scenario in the shards says).
+/// Every cell in cell order, from a complete set of shards of one run of
+/// `total` cells (what the scenario in the shards says).
 pub fn combine(
     shards: Vec<Shard>,
     total: usize,
-) -> Result<(Manifest, String, Vec<CellResult>), ShardError> {
+) -> Result<(Manifest, String, Vec<Cell>), ShardError> {
     let Some(first) = shards.first() else {
         return Err(ShardError {
             dir: PathBuf::from("."),
@@ -441,14 +447,14 @@ pub fn combine(
         });
     }
     check_complete(&shards)?;
-    let mut results: Vec<Option<CellResult>> = vec![None; m0.cells];
+    let mut results: Vec<Option<Cell>> = vec![None; m0.cells];
     for s in shards {
         let spec = ShardSpec {
             index: s.manifest.shard,
             count: s.manifest.shards,
         };
         let expected = spec.cells(m0.cells);
-        let got: Vec<usize> = s.cells.iter().map(|(c, _)| *c).collect();
+        let got: Vec<usize> = s.cells.iter().map(|c| c.index).collect();
         if got != expected {
             return Err(ShardError {
                 dir: s.dir,
@@ -460,8 +466,9 @@ pub fn combine(
                 ),
             });
         }
-        for (c, r) in s.cells {
-            results[c] = Some(r);
+        for c in s.cells {
+            let at = c.index;
+            results[at] = Some(c);
         }
     }
     Ok((m0, text, results.into_iter().flatten().collect()))
@@ -491,17 +498,16 @@ mod tests {
 
     #[test]
     fn figures_survive_the_text_round_trip_exactly() {
-        let mut figures = [None; FIGURES.len()];
-        figures[0] = Some(0.1 + 0.2);
-        figures[1] = Some(1e-300);
-        figures[3] = Some(123_456_789.012_345_68);
-        let r = CellResult {
-            figures,
-            timeline: Some(vec![Bin {
-                attempts: 3,
-                successes: 1,
-            }]),
-            aborted: None,
+        let columns = ["a", "b", "c", "d"];
+        let r = Cell {
+            index: 0,
+            values: vec![
+                Some(0.1 + 0.2),
+                Some(1e-300),
+                None,
+                Some(123_456_789.012_345_68),
+            ],
+            timeline: Some(vec![(3, 1)]),
         };
         let m = Manifest {
             format: FORMAT,
@@ -517,20 +523,23 @@ mod tests {
             own_checksum: String::new(),
         };
         let dir = tempfile::tempdir().unwrap();
-        for (name, bytes) in files(&m, "text", &[0], std::slice::from_ref(&r)).unwrap() {
+        for (name, bytes) in files(&m, "text", &columns, std::slice::from_ref(&r)).unwrap() {
             std::fs::write(dir.path().join(name), bytes).unwrap();
         }
         // What the shard run's folder gets last.
         std::fs::write(dir.path().join("manifest.toml"), b"").unwrap();
-        let back = read(dir.path()).unwrap();
+        let back = read(dir.path(), &columns).unwrap();
         assert_eq!(back.manifest.checksums.len(), DATA_FILES.len());
-        assert_eq!(back.cells, vec![(0, r)]);
+        assert_eq!(back.cells, vec![r]);
+        // Read as another kind of run's shard, its columns are refused.
+        let err = read(dir.path(), &columns[1..]).unwrap_err().to_string();
+        assert!(err.contains("cells.csv has columns"), "{err}");
         // A truncated file is refused by its checksum.
         let cells = dir.path().join("cells.csv");
         let mut bytes = std::fs::read(&cells).unwrap();
         bytes.pop();
         std::fs::write(&cells, bytes).unwrap();
-        let err = read(dir.path()).unwrap_err().to_string();
+        let err = read(dir.path(), &columns).unwrap_err().to_string();
         assert!(
             err.contains("cells.csv does not match its checksum"),
             "{err}"
