@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// The top-level modules, from the ground floor up: a module may name those
 /// of a lower rank, and its own.
-const LAYERS: [(&str, u32); 20] = [
+const LAYERS: [(&str, u32); 21] = [
     ("engine", 0),
     ("import", 0),
     ("output", 0),
@@ -18,6 +18,7 @@ const LAYERS: [(&str, u32); 20] = [
     ("model", 3),
     ("scenario", 4),
     ("bound", 4),
+    ("markov", 4),
     ("runner", 5),
     ("sweep", 5),
     ("tip", 5),
