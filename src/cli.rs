@@ -143,6 +143,17 @@ pub enum Command {
         #[arg(long)]
         outage: Option<String>,
     },
+    /// The Markov twin of each strategy's one-server world: a Markov chain on
+    /// (requests at the server, retries waiting), solved: where the retry
+    /// storm can feed itself, how long the world takes to fall into it and
+    /// to leave it, and how large a burst tips it.
+    Markov {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// The most retries waiting the chain holds (its truncation).
+        #[arg(long, default_value_t = 300)]
+        retries_held: usize,
+    },
     /// Search retry settings for a scenario's world and outages, over several
     /// outage lengths and seeds: print those no other beats on failed
     /// requests, successes lost, peak load and p99 latency, and the one an

@@ -24,6 +24,7 @@ mod bound;
 pub mod check;
 mod delays;
 mod import;
+mod markov;
 mod merge;
 mod run;
 mod sweep_run;
@@ -114,6 +115,10 @@ pub fn main(cli: Cli) -> Result<()> {
             clients,
             outage,
         } => bound::bound(&scenario, clients, outage.as_deref()),
+        Command::Markov {
+            scenario,
+            retries_held,
+        } => markov::markov(&scenario, retries_held),
         Command::Advise {
             scenario,
             objective,

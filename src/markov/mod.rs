@@ -232,8 +232,13 @@ pub struct Analysis {
     /// (new ones and the retries of late ones) come faster than the workers
     /// serve; `None` if they never do, and the world has one mode.
     pub split: Option<usize>,
-    /// Retries waiting in the bad mode (the full server), by the drift.
+    /// Retries waiting in the bad mode (the full server), by the drift, at
+    /// most the chain's `r_max`.
     pub bad_retries: usize,
+    /// Whether the drift's retries waiting in the bad mode are more than
+    /// the chain holds: its bad mode is then cut short, and its figures
+    /// are not the world's.
+    pub cut_short: bool,
     /// Expected seconds from the full server, with `bad_retries` waiting,
     /// back to the good mode's core.
     pub bad_exit_s: Option<f64>,
@@ -295,9 +300,10 @@ impl Chain {
             .min(p.workers as usize)
             .min(split.map_or(k, |s| s.saturating_sub(1)));
         let retried = f64::from(p.retries) / f64::from(p.retries + 1);
-        let bad_retries = ((self.attempts_at(k) * retried * self.late[k] / self.nu()).round()
-            as usize)
-            .min(self.r_max);
+        let drift_retries =
+            (self.attempts_at(k) * retried * self.late[k] / self.nu()).round() as usize;
+        let bad_retries = drift_retries.min(self.r_max);
+        let cut_short = split.is_some() && drift_retries >= self.r_max;
         let (bad_exit_s, good_exit_s, tip) = match split {
             Some(_) if good < k => {
                 let down = solve::time_to(self, &|n| n <= good)?;
@@ -337,6 +343,7 @@ impl Chain {
             good,
             split,
             bad_retries,
+            cut_short,
             bad_exit_s,
             good_exit_s,
             bad_share,
