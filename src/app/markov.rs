@@ -47,79 +47,84 @@ pub(super) fn markov(path: &Path, retries_held: usize) -> Result<()> {
         let a = chain
             .analyse()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        say!(
-            "  {:.0} new requests/s, {} workers at {:.4} services/s each ({:.1}% busy without \
-             retries), holding {}, timeout {:.3} s less the round trip, {} retries, a retry \
-             waiting {:.3} s on average (exponential in the chain)",
-            p.lambda,
-            p.workers,
-            p.mu,
-            100.0 * p.utilisation(),
-            p.capacity,
-            p.timeout,
-            p.retries,
-            p.timeout + p.backoff
-        );
-        let time = |t: Option<f64>| match t {
-            Some(t) if t.is_infinite() => "more than 10^12 s".to_string(),
-            Some(t) => format!("{t:.4e} s"),
-            None => "-".to_string(),
-        };
-        match a.split {
-            None => say!(
-                "  one mode: attempts never outpace the workers, whatever the queue; a storm \
-                 cannot feed itself"
-            ),
-            Some(split) => {
-                let good = match a.good {
-                    0 => "an empty server".to_string(),
-                    1 => "at most one request at the server".to_string(),
-                    n => format!("at most {n} requests at the server"),
-                };
-                say!(
-                    "  two modes: the good one ({good}) and a full server with about {} retries \
-                     waiting; from {split} requests at the server attempts come faster than \
-                     the workers serve them",
-                    a.bad_retries
-                );
-                if a.cut_short {
-                    say!(
-                        "  warning: in the bad mode more retries wait than the chain holds \
-                         ({retries_held}): its figures below are not the world's; raise \
-                         --retries-held"
-                    );
-                }
-                say!(
-                    "  from the good mode to a full server: {}",
-                    time(a.good_exit_s)
-                );
-                say!(
-                    "  from a full server back to the good mode: {}",
-                    time(a.bad_exit_s)
-                );
-                if a.bad_share.is_finite() {
-                    say!(
-                        "  long-run share of time in the bad mode: {:.3e}",
-                        a.bad_share
-                    );
-                }
-                let half = a.tip.iter().position(|&t| t >= 0.5);
-                if let Some(n) = half {
-                    say!(
-                        "  a burst that leaves {n} requests at the server tips it with \
-                         probability {:.2} (the smallest with at least 1/2)",
-                        a.tip[n]
-                    );
-                }
-            }
-        }
-        if a.truncated > 1e-9 {
-            say!(
-                "  warning: {:.2e} of the long-run mass has {retries_held} retries waiting, \
-                 the chain's most: raise --retries-held",
-                a.truncated
-            );
-        }
+        show(&p, &a, retries_held);
     }
     Ok(())
+}
+
+/// What the chain says about one strategy's world, on stdout.
+fn show(p: &Params, a: &crate::markov::Analysis, retries_held: usize) {
+    say!(
+        "  {:.0} new requests/s, {} at {:.4} services/s each ({:.1}% busy without \
+         retries), holding {}, timeout {:.3} s less the round trip, {} retries, a retry \
+         waiting {:.3} s on average (exponential in the chain)",
+        p.lambda,
+        super::plural(p.workers as usize, "worker", "workers"),
+        p.mu,
+        100.0 * p.utilisation(),
+        p.capacity,
+        p.timeout,
+        p.retries,
+        p.timeout + p.backoff
+    );
+    let time = |t: Option<f64>| match t {
+        Some(t) if t.is_infinite() => "more than 10^12 s".to_string(),
+        Some(t) => format!("{t:.4e} s"),
+        None => "-".to_string(),
+    };
+    match a.split {
+        None => say!(
+            "  one mode: attempts never outpace the workers, whatever the queue; a storm \
+             cannot feed itself"
+        ),
+        Some(split) => {
+            let good = match a.good {
+                0 => "an empty server".to_string(),
+                1 => "at most one request at the server".to_string(),
+                n => format!("at most {n} requests at the server"),
+            };
+            say!(
+                "  two modes: the good one ({good}) and a full server with about {} retries \
+                 waiting; from {split} requests at the server attempts come faster than \
+                 the workers serve them",
+                a.bad_retries
+            );
+            if a.cut_short {
+                say!(
+                    "  warning: in the bad mode more retries wait than the chain holds \
+                     ({retries_held}): its figures below are not the world's; raise \
+                     --retries-held"
+                );
+            }
+            say!(
+                "  from the good mode to a full server: {}",
+                time(a.good_exit_s)
+            );
+            say!(
+                "  from a full server back to the good mode: {}",
+                time(a.bad_exit_s)
+            );
+            if a.bad_share.is_finite() {
+                say!(
+                    "  long-run share of time in the bad mode: {:.3e}",
+                    a.bad_share
+                );
+            }
+            let half = a.tip.iter().position(|&t| t >= 0.5);
+            if let Some(n) = half {
+                say!(
+                    "  a burst that leaves {n} requests at the server tips it with \
+                     probability {:.2} (the smallest with at least 1/2)",
+                    a.tip[n]
+                );
+            }
+        }
+    }
+    if a.truncated > 1e-9 {
+        say!(
+            "  warning: {:.2e} of the long-run mass has {retries_held} retries waiting, \
+             the chain's most: raise --retries-held",
+            a.truncated
+        );
+    }
 }

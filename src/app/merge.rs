@@ -20,18 +20,7 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
     let Some(first_dir) = opts.dirs.first() else {
         return Err(InputError("no shard folders given".into()).into());
     };
-    // Which kind of run the shards are of, from the first one's scenario:
-    // its cells hold a sweep's figures or a search's outcomes. (A shard
-    // that cannot be read this way is refused by `shard::read` below.)
-    let tip = std::fs::read_to_string(first_dir.join("scenario.toml"))
-        .ok()
-        .and_then(|text| scenario::parse_file(&text, &first_dir.join("scenario.toml")).ok())
-        .is_some_and(|s| s.tip.is_some());
-    let columns = if tip {
-        crate::tip::SHARD_COLUMNS.to_vec()
-    } else {
-        sweep::shard_columns()
-    };
+    let columns = shard_columns(first_dir);
     let mut shards = Vec::with_capacity(opts.dirs.len());
     for dir in &opts.dirs {
         shards.push(shard::read(dir, &columns).map_err(|e| InputError(e.to_string()))?);
@@ -60,42 +49,7 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
     let inputs: Vec<&Path> = opts.dirs.iter().map(PathBuf::as_path).collect();
     super::run::check_output(&out, &inputs, &source, &manifest.fingerprint, opts.force)?;
     let staging = Staging::new(&out)?;
-    let shown = match (&s.tip, &s.sweep) {
-        (Some(t), _) => {
-            let mut searches = Vec::with_capacity(cells.len());
-            for c in cells {
-                let search = crate::tip::Search::from_values(&c.values).ok_or_else(|| {
-                    InputError(format!(
-                        "search {} in the shards is not a search's outcome: a shard was edited",
-                        c.index
-                    ))
-                })?;
-                searches.push(search);
-            }
-            let report = crate::tip::aggregate(&s, t, searches);
-            write_tip(&report, staging.dir(), opts.plots)?;
-            Shown::Tip(Box::new(report))
-        }
-        (None, Some(sweep)) => {
-            let results: Vec<_> = cells.into_iter().map(sweep::from_shard).collect();
-            let report = sweep::aggregate(&s, sweep, &results);
-            let source_text = source.display().to_string();
-            let about = About {
-                description: &s.description,
-                scenario_file: &source_text,
-                scenario_text: &text,
-            };
-            write_sweep(&report, staging.dir(), opts.plots, &about)?;
-            Shown::Sweep(Box::new(report))
-        }
-        (None, None) => {
-            return Err(InputError(format!(
-                "{}: the scenario has no [sweep] or [tip]",
-                source.display()
-            ))
-            .into());
-        }
-    };
+    let shown = write_merged(&s, cells, &text, &source, staging.dir(), opts.plots)?;
     let quoted = |v: &str| toml::Value::String(v.to_string()).to_string();
     let files = staging.commit(&format!(
         "# What made this folder; written last, so a folder without it is incomplete.\n\
@@ -125,6 +79,75 @@ pub(super) fn merge(opts: &MergeOptions) -> Result<()> {
         super::say_written(&out, &files);
     }
     Ok(())
+}
+
+/// Writes the merged results of `s` from its shards' `cells` into `dir`.
+fn write_merged(
+    s: &scenario::Scenario,
+    cells: Vec<shard::Cell>,
+    text: &str,
+    source: &Path,
+    dir: &Path,
+    plots: bool,
+) -> Result<Shown> {
+    Ok(match (&s.tip, &s.sweep) {
+        (Some(t), _) => {
+            let searches = searches(cells)?;
+            let report = crate::tip::aggregate(s, t, searches);
+            write_tip(&report, dir, plots)?;
+            Shown::Tip(Box::new(report))
+        }
+        (None, Some(sweep)) => {
+            let results: Vec<_> = cells.into_iter().map(sweep::from_shard).collect();
+            let report = sweep::aggregate(s, sweep, &results);
+            let source_text = source.display().to_string();
+            let about = About {
+                description: &s.description,
+                scenario_file: &source_text,
+                scenario_text: text,
+            };
+            write_sweep(&report, dir, plots, &about)?;
+            Shown::Sweep(Box::new(report))
+        }
+        (None, None) => {
+            return Err(InputError(format!(
+                "{}: the scenario has no [sweep] or [tip]",
+                source.display()
+            ))
+            .into());
+        }
+    })
+}
+
+/// The columns of the shards' cells: a sweep's figures or a search's
+/// outcomes, by the first shard's scenario. (A shard that cannot be read
+/// this way is refused by `shard::read`.)
+fn shard_columns(first_dir: &Path) -> Vec<&'static str> {
+    let file = first_dir.join("scenario.toml");
+    let tip = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| scenario::parse_file(&text, &file).ok())
+        .is_some_and(|s| s.tip.is_some());
+    if tip {
+        crate::tip::SHARD_COLUMNS.to_vec()
+    } else {
+        sweep::shard_columns()
+    }
+}
+
+/// The searches in a tipping search's shards' cells.
+fn searches(cells: Vec<shard::Cell>) -> Result<Vec<crate::tip::Search>> {
+    let mut out = Vec::with_capacity(cells.len());
+    for c in cells {
+        let search = crate::tip::Search::from_values(&c.values).ok_or_else(|| {
+            InputError(format!(
+                "search {} in the shards is not a search's outcome: a shard was edited",
+                c.index
+            ))
+        })?;
+        out.push(search);
+    }
+    Ok(out)
 }
 
 /// What a merge made, for its table.

@@ -54,46 +54,7 @@ pub(super) fn run_tip(job: &super::run::Job, t: &Tip, out: &Path) -> Result<()> 
     })?;
     let sim_wall = simulated.elapsed();
     if let Some(spec) = opts.shard {
-        let manifest = shard::Manifest {
-            format: shard::FORMAT,
-            sim_version: env!("CARGO_PKG_VERSION").to_string(),
-            scenario: s.name.clone(),
-            source: opts.scenario.display().to_string(),
-            fingerprint: s.fingerprint(job.text),
-            seed: s.seed,
-            shard: spec.index,
-            shards: spec.count,
-            cells: total,
-            checksums: Default::default(),
-            own_checksum: String::new(),
-        };
-        let cells: Vec<shard::Cell> = searches
-            .iter()
-            .zip(&results)
-            .map(|(&index, r)| shard::Cell {
-                index,
-                values: r.to_values(),
-                timeline: None,
-            })
-            .collect();
-        let files = shard::files(&manifest, job.text, &tip::SHARD_COLUMNS, &cells)
-            .map_err(anyhow::Error::msg)?;
-        for (name, bytes) in files {
-            write_atomic(out, name, &bytes)?;
-        }
-        if !opts.quiet {
-            say!(
-                "scenario {} ({}), seed {}: shard {} of {}, {} of {total} searches",
-                s.name,
-                opts.scenario.display(),
-                s.seed,
-                spec.index,
-                spec.count,
-                searches.len()
-            );
-            print_speed(events(&results), sim_wall, job.started.elapsed());
-        }
-        return Ok(());
+        return write_shard(job, spec, &searches, &results, out, sim_wall);
     }
     let report = tip::aggregate(s, t, results);
     write_tip(&report, out, opts.plots)?;
@@ -105,6 +66,60 @@ pub(super) fn run_tip(job: &super::run::Job, t: &Tip, out: &Path) -> Result<()> 
             s.seed
         );
         print_tip(&report, Some(sim_wall), job.started.elapsed());
+    }
+    Ok(())
+}
+
+/// Writes shard `spec`'s searches (`searches`, their `results`) into `out` as
+/// partial results for `sim merge`.
+fn write_shard(
+    job: &super::run::Job,
+    spec: shard::ShardSpec,
+    searches: &[usize],
+    results: &[tip::Search],
+    out: &Path,
+    sim_wall: std::time::Duration,
+) -> Result<()> {
+    let (opts, s) = (job.opts, job.scenario());
+    let total = s.tip.as_ref().map_or(0, Tip::searches);
+    let manifest = shard::Manifest {
+        format: shard::FORMAT,
+        sim_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: s.name.clone(),
+        source: opts.scenario.display().to_string(),
+        fingerprint: s.fingerprint(job.text),
+        seed: s.seed,
+        shard: spec.index,
+        shards: spec.count,
+        cells: total,
+        checksums: Default::default(),
+        own_checksum: String::new(),
+    };
+    let cells: Vec<shard::Cell> = searches
+        .iter()
+        .zip(results)
+        .map(|(&index, r)| shard::Cell {
+            index,
+            values: r.to_values(),
+            timeline: None,
+        })
+        .collect();
+    let files = shard::files(&manifest, job.text, &tip::SHARD_COLUMNS, &cells)
+        .map_err(anyhow::Error::msg)?;
+    for (name, bytes) in files {
+        write_atomic(out, name, &bytes)?;
+    }
+    if !opts.quiet {
+        say!(
+            "scenario {} ({}), seed {}: shard {} of {}, {} of {total} searches",
+            s.name,
+            opts.scenario.display(),
+            s.seed,
+            spec.index,
+            spec.count,
+            searches.len()
+        );
+        print_speed(events(results), sim_wall, job.started.elapsed());
     }
     Ok(())
 }

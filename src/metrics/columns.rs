@@ -588,6 +588,109 @@ pub const DEFENCES: [Column; 5] = [
 
 /// `cache.csv`, in order: one row per (strategy, time bucket), for worlds
 /// with a look-aside cache.
+/// `tip.csv` of a tipping-point search, after the level's own column (the
+/// `[tip.over]` key, if any). The searched key's values are in its unit:
+/// seconds (`_s`) for a duration.
+pub const TIP: [Column; 17] = [
+    col(
+        "load_ratio",
+        "load / capacity",
+        Decimals(3),
+        "offered load over the server's capacity at this level (the first strategy's world; empty without a capacity)",
+    ),
+    col("strategy", "strategy", AsIs, "which strategy"),
+    col(
+        "status",
+        "status",
+        AsIs,
+        "found (the median search's boundary is in the range), below (half the worlds or more do not recover even from the mildest trigger), beyond (half or more recover even from the worst), overloaded (more than half are overloaded without any trigger)",
+    ),
+    col(
+        "boundary_s",
+        "boundary",
+        Latency,
+        "the median of the searches' boundaries (each the middle of its last bracket): the trigger half the worlds recover from; empty unless found",
+    ),
+    col(
+        "boundary",
+        "boundary",
+        Decimals(3),
+        "the same, for a key that is not a duration",
+    ),
+    col(
+        "low_s",
+        "low",
+        Latency,
+        "the lower end of the median's confidence interval (empty: below the range)",
+    ),
+    col(
+        "low",
+        "low",
+        Decimals(3),
+        "the same, for a key that is not a duration",
+    ),
+    col(
+        "high_s",
+        "high",
+        Latency,
+        "the upper end of the interval (empty: beyond the range)",
+    ),
+    col(
+        "high",
+        "high",
+        Decimals(3),
+        "the same, for a key that is not a duration",
+    ),
+    col(
+        "confidence",
+        "confidence",
+        Percent(2),
+        "the interval's confidence: 1 - 2 P(B <= j - 1), B binomial(searches, 1/2), j the order statistic used",
+    ),
+    col(
+        "searches",
+        "searches",
+        AsIs,
+        "searches (replications) at this level and strategy",
+    ),
+    col(
+        "found",
+        "found",
+        AsIs,
+        "searches that bracketed a boundary within the range",
+    ),
+    col(
+        "below",
+        "below",
+        AsIs,
+        "searches whose world did not recover from the mildest trigger",
+    ),
+    col(
+        "beyond",
+        "beyond",
+        AsIs,
+        "searches whose world recovered from the worst trigger",
+    ),
+    col(
+        "overloaded",
+        "overloaded",
+        AsIs,
+        "searches whose world was overloaded without the trigger",
+    ),
+    col(
+        "runs",
+        "runs",
+        AsIs,
+        "runs the searches took, each with its twin",
+    ),
+    col(
+        "replication",
+        "replication",
+        AsIs,
+        "searches.csv: which replication (its seed is derived from the scenario's and this)",
+    ),
+];
+
 pub const CACHE: [Column; 7] = [
     col("strategy", "strategy", AsIs, "which run"),
     col("t_s", "t", Seconds(3), "start of the time bucket"),
@@ -750,6 +853,7 @@ pub fn any(name: &str) -> Option<Column> {
         .map(Column::described)
         .or_else(|| TIMESERIES.iter().find(|c| c.name == name).copied())
         .or_else(|| TIERS.iter().find(|c| c.name == name).copied())
+        .or_else(|| TIP.iter().find(|c| c.name == name).copied())
 }
 
 impl<V: Copy> Column<V> {

@@ -72,7 +72,11 @@ pub fn render(r: &TipReport) -> Result<Vec<u8>, PlotError> {
         ),
         None => (spread(0), spread(names.len().saturating_sub(1))),
     };
-    let pad = ((x_hi - x_lo) * 0.04).max(0.5);
+    let pad = match tip.over {
+        Some(_) if x_hi > x_lo => (x_hi - x_lo) * 0.04,
+        Some(_) => x_lo.abs().max(1.0) * 0.1,
+        None => 0.5,
+    };
     let log = lo_y > 0.0 && hi_y / lo_y >= 20.0;
     let unit = if tip.duration { " (s)" } else { "" };
     let y_desc = format!(

@@ -168,70 +168,9 @@ impl Checker<'_> {
             );
         }
         let (path, field) = self.searched(&t.search, base, &key)?;
-        let read =
-            |v: &toml::Value, name: &str| Number::read(v).or_else(|m| self.err(&key.join(name), m));
-        let numbers = vec![
-            read(&t.from, "from")?,
-            read(&t.to, "to")?,
-            read(&t.resolution, "resolution")?,
-        ];
-        let numbers =
-            unify(numbers).or_else(|m| self.err(&key, format!("from, to and resolution: {m}")))?;
-        let (from, to, resolution) = (numbers[0].x(), numbers[1].x(), numbers[2].x());
-        self.ensure(from < to, &key.join("to"), || {
-            format!("`to` must be above `from` (the search runs from the one to the other); got from = {}, to = {}",
-                numbers[0].axis_value().display, numbers[1].axis_value().display)
-        })?;
-        self.ensure(resolution > 0.0, &key.join("resolution"), || {
-            "resolution must be above zero".into()
-        })?;
-        let larger_is_worse = match t.worse.as_deref() {
-            None | Some("larger") => true,
-            Some("smaller") => false,
-            Some(other) => {
-                return self.err(
-                    &key.join("worse"),
-                    format!(
-                        "\"{other}\" is not a direction; valid: \"larger\" (a longer or \
-                         bigger trigger is worse) or \"smaller\" (a brownout's factor)"
-                    ),
-                );
-            }
-        };
-        let common_seeds = match t.seeds.as_deref() {
-            None | Some("common") => true,
-            Some("independent") => false,
-            Some(other) => {
-                return self.err(
-                    &key.join("seeds"),
-                    format!("\"{other}\" is not a choice; valid: \"common\" or \"independent\""),
-                );
-            }
-        };
-        let replications = t.replications.unwrap_or(5);
-        self.ensure(
-            (1..=MAX_REPLICATIONS).contains(&replications),
-            &key.join("replications"),
-            || format!("replications must be from 1 to {MAX_REPLICATIONS}"),
-        )?;
-        let after = match &t.after {
-            Some(a) => a.0,
-            None => {
-                let end = base.world.trigger_windows().iter().map(|w| w.1).max();
-                let left = end.map_or(0, |e| base.world.duration.0.saturating_sub(e.0));
-                if left == 0 {
-                    return self.err(
-                        &key,
-                        "the file's run ends with its trigger, leaving no time to recover: \
-                         set `after`, the time each probe runs after the trigger's end",
-                    );
-                }
-                SimDuration(left)
-            }
-        };
-        self.ensure(after.0 > 0, &key.join("after"), || {
-            "after must be above zero: a world needs time to recover".into()
-        })?;
+        let (numbers, from, to, resolution) = self.tip_range(t, &key)?;
+        let (larger_is_worse, common_seeds, replications) = self.tip_choices(t, &key)?;
+        let after = self.tip_after(t, base, &key)?;
         let over = match &t.over {
             Some(a) => {
                 let axis_key = key.join("over");
@@ -290,6 +229,99 @@ impl Checker<'_> {
         }
         tip.over = over.map(|(a, _, _)| a);
         Ok(tip)
+    }
+
+    /// `from`, `to` and `resolution`, of one kind, checked: the numbers as
+    /// read, and their values.
+    fn tip_range(
+        &self,
+        t: &TipFile,
+        key: &KeyPath,
+    ) -> Result<(Vec<Number>, f64, f64, f64), super::ScenarioError> {
+        let read =
+            |v: &toml::Value, name: &str| Number::read(v).or_else(|m| self.err(&key.join(name), m));
+        let numbers = vec![
+            read(&t.from, "from")?,
+            read(&t.to, "to")?,
+            read(&t.resolution, "resolution")?,
+        ];
+        let numbers =
+            unify(numbers).or_else(|m| self.err(key, format!("from, to and resolution: {m}")))?;
+        let (from, to, resolution) = (numbers[0].x(), numbers[1].x(), numbers[2].x());
+        self.ensure(from < to, &key.join("to"), || {
+        format!("`to` must be above `from` (the search runs from the one to the other); got from = {}, to = {}",
+            numbers[0].axis_value().display, numbers[1].axis_value().display)
+    })?;
+        self.ensure(resolution > 0.0, &key.join("resolution"), || {
+            "resolution must be above zero".into()
+        })?;
+        Ok((numbers, from, to, resolution))
+    }
+
+    /// `worse`, `seeds` and `replications`, checked.
+    fn tip_choices(
+        &self,
+        t: &TipFile,
+        key: &KeyPath,
+    ) -> Result<(bool, bool, u32), super::ScenarioError> {
+        let larger_is_worse = match t.worse.as_deref() {
+            None | Some("larger") => true,
+            Some("smaller") => false,
+            Some(other) => {
+                return self.err(
+                    &key.join("worse"),
+                    format!(
+                        "\"{other}\" is not a direction; valid: \"larger\" (a longer or \
+                     bigger trigger is worse) or \"smaller\" (a brownout's factor)"
+                    ),
+                );
+            }
+        };
+        let common_seeds = match t.seeds.as_deref() {
+            None | Some("common") => true,
+            Some("independent") => false,
+            Some(other) => {
+                return self.err(
+                    &key.join("seeds"),
+                    format!("\"{other}\" is not a choice; valid: \"common\" or \"independent\""),
+                );
+            }
+        };
+        let replications = t.replications.unwrap_or(5);
+        self.ensure(
+            (1..=MAX_REPLICATIONS).contains(&replications),
+            &key.join("replications"),
+            || format!("replications must be from 1 to {MAX_REPLICATIONS}"),
+        )?;
+        Ok((larger_is_worse, common_seeds, replications))
+    }
+
+    /// `after`, or the file's own time after its trigger.
+    fn tip_after(
+        &self,
+        t: &TipFile,
+        base: &Scenario,
+        key: &KeyPath,
+    ) -> Result<SimDuration, super::ScenarioError> {
+        let after = match &t.after {
+            Some(a) => a.0,
+            None => {
+                let end = base.world.trigger_windows().iter().map(|w| w.1).max();
+                let left = end.map_or(0, |e| base.world.duration.0.saturating_sub(e.0));
+                if left == 0 {
+                    return self.err(
+                        key,
+                        "the file's run ends with its trigger, leaving no time to recover: \
+                     set `after`, the time each probe runs after the trigger's end",
+                    );
+                }
+                SimDuration(left)
+            }
+        };
+        self.ensure(after.0 > 0, &key.join("after"), || {
+            "after must be above zero: a world needs time to recover".into()
+        })?;
+        Ok(after)
     }
 
     /// The searched key's path, checked: a numeric field of one of the

@@ -457,7 +457,7 @@ fn shard_needs_a_sweep_and_a_valid_spec() {
     let out = dir.path().join("o");
     let a = run_into("tests/fixtures/small.toml", &out, "1", &["--shard", "1/2"]).code(2);
     let err = stderr(&a);
-    assert!(err.contains("has none"), "{err}");
+    assert!(err.contains("has neither"), "{err}");
     for bad in ["0/2", "3/2", "x"] {
         run_into("tests/fixtures/grid.toml", &out, "1", &["--shard", bad]).code(2);
     }

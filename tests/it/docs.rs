@@ -53,6 +53,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 "slow" => columns::markdown_meanings(&columns::SLOW),
                 "defences" => columns::markdown_meanings(&columns::DEFENCES),
                 "cache" => columns::markdown_meanings(&columns::CACHE),
+                "tip" => columns::markdown_meanings(&columns::TIP),
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", list)

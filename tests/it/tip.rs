@@ -194,7 +194,7 @@ fn bad_searches_are_refused_at_their_key() {
 /// simulation 34.9, 30.8, 30.3.
 #[test]
 fn the_markov_twin_agrees_with_the_simulated_boundary() {
-    let file = "tests/fixtures/markov.toml";
+    let file = "scenarios/metafor.toml";
     let dir = TempDir::new().unwrap();
     run_into(file, dir.path(), "2", &["-q"]).success();
     let s = retry_storm::scenario::load(Path::new(file)).unwrap();
