@@ -24,6 +24,7 @@ pub mod cli;
 pub mod engine;
 pub mod export;
 pub mod import;
+#[cfg(feature = "markov")]
 pub mod markov;
 pub mod metrics;
 pub mod model;

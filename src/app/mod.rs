@@ -24,6 +24,7 @@ mod bound;
 pub mod check;
 mod delays;
 mod import;
+#[cfg(feature = "markov")]
 mod markov;
 mod merge;
 mod run;
@@ -118,7 +119,19 @@ pub fn main(cli: Cli) -> Result<()> {
         Command::Markov {
             scenario,
             retries_held,
-        } => markov::markov(&scenario, retries_held),
+        } => {
+            #[cfg(feature = "markov")]
+            return markov::markov(&scenario, retries_held);
+            #[cfg(not(feature = "markov"))]
+            {
+                let _ = (scenario, retries_held);
+                Err(InputError(
+                    "this sim was built without the markov feature (cargo build --features markov)"
+                        .into(),
+                )
+                .into())
+            }
+        }
         Command::Advise {
             scenario,
             objective,

@@ -35,5 +35,24 @@ pub(super) fn validate(path: &Path) -> Result<()> {
             sw.runs()
         );
     }
+    if let Some(t) = &s.tip {
+        let over = t.over.as_ref().map_or(String::new(), |a| {
+            format!(" at {} values of {}", a.values.len(), a.parameter)
+        });
+        say!(
+            "  tipping-point search of {} from {} to {} (to within {}){over}: {} searches, \
+             each run {} long",
+            t.parameter,
+            t.display(t.from),
+            t.display(t.to),
+            t.display(t.resolution),
+            t.searches(),
+            t.levels
+                .iter()
+                .map(|l| l.duration)
+                .max()
+                .unwrap_or(s.world.duration)
+        );
+    }
     Ok(())
 }

@@ -192,6 +192,7 @@ fn bad_searches_are_refused_at_their_key() {
 /// whether an attempt will be late when it arrives. Measured on 2026-12-07:
 /// the chain 38.4, 31.8, 25.9 requests at 50%, 70%, 85% load; the
 /// simulation 34.9, 30.8, 30.3.
+#[cfg(feature = "markov")]
 #[test]
 fn the_markov_twin_agrees_with_the_simulated_boundary() {
     let file = "scenarios/metafor.toml";
