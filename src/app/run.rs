@@ -94,6 +94,29 @@ impl Job<'_> {
     pub(super) fn scenario(&self) -> &Scenario {
         self.plan.scenario
     }
+
+    /// The `shard.toml` of shard `spec` of this run's `cells` (a sweep's
+    /// runs or a search's searches), its checksums still to fill.
+    pub(super) fn shard_manifest(
+        &self,
+        spec: crate::output::shard::ShardSpec,
+        cells: usize,
+    ) -> crate::output::shard::Manifest {
+        let s = self.scenario();
+        crate::output::shard::Manifest {
+            format: crate::output::shard::FORMAT,
+            sim_version: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: s.name.clone(),
+            source: self.opts.scenario.display().to_string(),
+            fingerprint: s.fingerprint(self.text),
+            seed: s.seed,
+            shard: spec.index,
+            shards: spec.count,
+            cells,
+            checksums: Default::default(),
+            own_checksum: String::new(),
+        }
+    }
 }
 
 /// `sim run`.

@@ -91,19 +91,7 @@ fn write_shard(
 ) -> Result<()> {
     let (opts, s, text) = (job.opts, job.scenario(), job.text);
     let total = s.sweep.as_ref().map_or(0, Sweep::runs);
-    let manifest = shard::Manifest {
-        format: shard::FORMAT,
-        sim_version: env!("CARGO_PKG_VERSION").to_string(),
-        scenario: s.name.clone(),
-        source: opts.scenario.display().to_string(),
-        fingerprint: s.fingerprint(text),
-        seed: s.seed,
-        shard: spec.index,
-        shards: spec.count,
-        cells: total,
-        checksums: Default::default(),
-        own_checksum: String::new(),
-    };
+    let manifest = job.shard_manifest(spec, total);
     let files = shard::files(
         &manifest,
         text,

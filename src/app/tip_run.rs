@@ -82,19 +82,7 @@ fn write_shard(
 ) -> Result<()> {
     let (opts, s) = (job.opts, job.scenario());
     let total = s.tip.as_ref().map_or(0, Tip::searches);
-    let manifest = shard::Manifest {
-        format: shard::FORMAT,
-        sim_version: env!("CARGO_PKG_VERSION").to_string(),
-        scenario: s.name.clone(),
-        source: opts.scenario.display().to_string(),
-        fingerprint: s.fingerprint(job.text),
-        seed: s.seed,
-        shard: spec.index,
-        shards: spec.count,
-        cells: total,
-        checksums: Default::default(),
-        own_checksum: String::new(),
-    };
+    let manifest = job.shard_manifest(spec, total);
     let cells: Vec<shard::Cell> = searches
         .iter()
         .zip(results)

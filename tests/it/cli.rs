@@ -3,19 +3,10 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{sim, stderr, stdout};
+use crate::common::{run_into, sim, stderr, stdout};
 use tempfile::TempDir;
 
 /// Runs `sim run FILE --out DIR extra...`, with `threads` rayon threads.
-fn run_into(file: &str, out: &Path, threads: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
-    sim()
-        .env("RAYON_NUM_THREADS", threads)
-        .args(["run", file, "--out"])
-        .arg(out)
-        .args(extra)
-        .assert()
-}
-
 /// Asserts that each of `files` has the same bytes in folders `a` and `b`.
 fn assert_same_files(a: &Path, b: &Path, files: &[&str]) {
     for f in files {

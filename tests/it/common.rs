@@ -52,3 +52,19 @@ pub fn invalid(dir: &std::path::Path, i: usize, text: &str) -> String {
     assert!(!out.exists(), "nothing is written");
     stderr(&a)
 }
+
+/// `sim run FILE --out OUT` on `threads` rayon threads, with `extra`
+/// arguments.
+pub fn run_into(
+    file: &str,
+    out: &std::path::Path,
+    threads: &str,
+    extra: &[&str],
+) -> assert_cmd::assert::Assert {
+    sim()
+        .env("RAYON_NUM_THREADS", threads)
+        .args(["run", file, "--out"])
+        .arg(out)
+        .args(extra)
+        .assert()
+}

@@ -10,19 +10,10 @@ use retry_storm::engine::rng::derive_seed;
 use retry_storm::model;
 use tempfile::TempDir;
 
-use crate::common::{invalid, sim, stdout};
+use crate::common::{invalid, run_into, sim, stdout};
 
 const FIXTURE: &str = "tests/fixtures/tip.toml";
 const FILES: [&str; 3] = ["tip.csv", "searches.csv", "tip.png"];
-
-fn run_into(file: &str, out: &Path, threads: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
-    sim()
-        .env("RAYON_NUM_THREADS", threads)
-        .args(["run", file, "--out"])
-        .arg(out)
-        .args(extra)
-        .assert()
-}
 
 fn same(a: &Path, b: &Path) {
     for f in FILES {
