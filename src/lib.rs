@@ -31,6 +31,7 @@ pub mod model;
 pub mod output;
 pub mod plot;
 pub mod retry;
+pub mod risk;
 pub mod runner;
 pub mod scenario;
 pub mod serve;

@@ -27,6 +27,7 @@ mod import;
 #[cfg(feature = "markov")]
 mod markov;
 mod merge;
+mod risk_run;
 mod run;
 mod sweep_run;
 mod tip_run;

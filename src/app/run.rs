@@ -268,6 +268,9 @@ fn run_into(job: &Job, out: &Path) -> Result<()> {
     if let Some(tip) = &s.tip {
         return super::tip_run::run_tip(job, tip, out);
     }
+    if let Some(risk) = &s.risk {
+        return super::risk_run::run_risk(job, risk, out);
+    }
     if !opts.quiet {
         say_cost(&job.plan);
     }

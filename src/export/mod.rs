@@ -9,6 +9,7 @@ pub mod defences_csv;
 pub mod html;
 pub mod proxies_csv;
 pub mod replicas_csv;
+pub mod risk_csv;
 pub mod slow_csv;
 pub mod summary_csv;
 pub mod sweep_csv;

@@ -434,6 +434,12 @@ impl Recorder {
         self.later_until = self.later_until.max(b);
     }
 
+    /// Gauge `g`'s value now.
+    #[inline(always)]
+    pub fn gauge(&self, g: Gauge) -> u64 {
+        self.gauges[g as usize].value
+    }
+
     /// An attempt was sent.
     #[inline]
     pub fn attempt(&mut self, is_retry: bool) {

@@ -138,7 +138,7 @@ fn exponential_tail(xs: &[f64], alpha: f64) -> f64 {
 
 /// The standard normal quantile: Acklam's rational approximation (2003),
 /// relative error under 1.2e-9 over (0, 1).
-fn normal_quantile(p: f64) -> f64 {
+pub fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969683028665376e1,
         2.209460984245205e2,

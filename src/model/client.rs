@@ -245,6 +245,12 @@ impl Slots {
         self.slots.is_empty()
     }
 
+    /// Requests in progress (the counter [`Slots::add_active`] keeps).
+    #[inline(always)]
+    pub fn active(&self) -> u64 {
+        self.active
+    }
+
     /// Marks one more (or one fewer) request in progress; returns the new count.
     pub fn add_active(&mut self, delta: i64) -> u64 {
         self.active = self.active.wrapping_add_signed(delta);

@@ -11,6 +11,7 @@ pub mod goodput;
 pub mod load;
 pub mod recovery;
 pub mod replicas;
+pub mod risk;
 pub mod style;
 pub mod sweep;
 pub mod tiers;

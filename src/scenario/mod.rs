@@ -13,6 +13,7 @@ mod schema_fleet;
 mod schema_outages;
 mod strategy;
 pub mod sweep;
+pub mod risk;
 pub mod tip;
 pub mod validate;
 pub mod wording;
@@ -45,6 +46,9 @@ pub struct Scenario {
     pub sweep: Option<Sweep>,
     /// The tipping-point search, if the scenario is one.
     pub tip: Option<tip::Tip>,
+    /// Triggers at random and the chance they tip the world, if the
+    /// scenario asks.
+    pub risk: Option<risk::Risk>,
     /// Per strategy (same order): what of the world its `[[strategy]]` table
     /// replaces with its own `clients` or `server` table.
     pub overrides: Vec<WorldOverride>,

@@ -22,6 +22,7 @@ const LAYERS: [(&str, u32); 21] = [
     ("runner", 5),
     ("sweep", 5),
     ("tip", 5),
+    ("risk", 5),
     ("advise", 5),
     ("check", 6),
     ("plot", 6),

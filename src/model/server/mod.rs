@@ -245,6 +245,14 @@ impl Server {
         self.restarted_at = Some(now);
     }
 
+    /// The service time of the job in service, if its time left can be
+    /// drawn again as a whole service time: exponential (memoryless), at
+    /// full speed (no brownout, cold start or contention shaping it).
+    pub fn memoryless_service(&self) -> Option<&Dist> {
+        let plain = !self.shapes_service && self.speed == 1.0;
+        (plain && matches!(self.service, Dist::Exponential { .. })).then_some(&self.service)
+    }
+
     /// The job worker `worker` holds in `epoch`, if any, and whether it is
     /// refusing it rather than serving it.
     pub fn holding(&self, worker: u32, epoch: u32) -> Option<(Job, bool)> {

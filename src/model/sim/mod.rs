@@ -19,6 +19,7 @@ mod pool;
 mod prefix;
 mod server;
 mod state;
+mod walk;
 
 use crate::metrics::tiers::TierRun;
 use chain::ChainCalls;
@@ -27,6 +28,7 @@ pub(super) use fleet::Fleet;
 use guard::CHECK_EVERY;
 pub use guard::{Abort, MAX_PENDING};
 pub use prefix::run_sharing_start;
+pub use walk::{Walk, Walker, Watched};
 use state::ServerState;
 
 use rand_distr::{Distribution, Exp};
@@ -567,6 +569,21 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         end: SimTime,
         state: &mut LoopState,
     ) -> Option<Abort> {
+        self.run_watched(bucket, end, state, |_, _| false)
+    }
+
+    /// [`Sim::run_until`], stopping too after the first event once which
+    /// `stop` (given the clock and what it watches) says so. A run that
+    /// watches nothing passes a `stop` that is always false, which the
+    /// compiler removes.
+    #[inline(always)]
+    fn run_watched(
+        &mut self,
+        bucket: SimDuration,
+        end: SimTime,
+        state: &mut LoopState,
+        mut stop: impl FnMut(SimTime, Watched) -> bool,
+    ) -> Option<Abort> {
         let LoopState {
             mut peak_pending,
             mut next_look,
@@ -620,6 +637,9 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::Timeout => self.on_timeout::<Users>(ev),
                 Kind::ReadAtServer => self.on_read_at_server(ev),
                 _ => self.on_rare(ev),
+            }
+            if stop(t, self.watched()) {
+                break;
             }
         }
         *state = LoopState {

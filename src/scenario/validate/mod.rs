@@ -166,6 +166,7 @@ impl<'a> Checker<'a> {
             strategies,
             sweep: None,
             tip: None,
+            risk: None,
             overrides,
             inputs: self.inputs.take(),
         };
@@ -174,6 +175,9 @@ impl<'a> Checker<'a> {
         }
         if let Some(t) = &f.tip {
             scenario.tip = Some(self.tip(t, &scenario)?);
+        }
+        if let Some(r) = &f.risk {
+            scenario.risk = Some(self.risk(r, &scenario)?);
         }
         Ok(scenario)
     }
