@@ -146,10 +146,14 @@ fn print_risk(r: &Risk, estimates: &[Estimate]) {
     for e in estimates {
         let levels: Vec<String> = e.levels.iter().map(u64::to_string).collect();
         say!(
-            "{}: calm at {} or under; levels {}; {} walks ({} out of time); from the top, \
-             {} of {} walks got back to calm within {}",
+            "{}: calm at {}; levels {}; {} walks ({} out of time); from the top, {} of {} \
+             walks got back to calm within {}",
             e.strategy,
-            e.calm,
+            if e.calm == 0 {
+                "0".to_string()
+            } else {
+                format!("{} or under", e.calm)
+            },
             levels.join(", "),
             e.walks,
             e.timed_out,

@@ -48,7 +48,11 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
             }
         }
     }
-    let y_lo = 10f64.powf(least.log10().floor());
+    // The chances span many decades, more than plotters' logarithmic axis
+    // labels: the axis is their logarithm, labelled as powers of ten.
+    let y_lo = least.log10().floor();
+    let y_hi = 0.3;
+    let ly = |p: f64| p.log10().max(y_lo);
     let x_lo = estimates.iter().map(|e| e.calm).min().unwrap_or(0) as f64;
     let x_hi = r.tipped as f64;
     let pad = (x_hi - x_lo) * 0.03;
@@ -63,11 +67,10 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
             r.watch.noun()
         ),
         format!(
-            "lines: multilevel splitting, mean of {} estimates, bars: 95% interval{}{}",
+            "lines: splitting, mean of {} estimates (bars: 95%){}{}",
             r.repeats,
             brute.map_or(String::new(), |n| format!(
-                "; ○: brute force, {n} walks, Wilson 95% interval (none drawn where none \
-                 got there)"
+                "; ○: brute force, {n} walks (Wilson 95%), where any got there"
             )),
             if estimates.iter().any(Estimate::leaves_the_top) {
                 "; (recovers): gets back from the top"
@@ -88,22 +91,23 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(90)
-            .build_cartesian_2d((x_lo - pad)..(x_hi + pad), (y_lo..2.0).log_scale())
+            .build_cartesian_2d((x_lo - pad)..(x_hi + pad), y_lo..y_hi)
             .map_err(draw_err)?;
         timechart::house_style(&mut chart.configure_mesh())
             .x_desc(format!(
-                "{} (calm at or under {}; tipped at {})",
+                "{} (back to normal at {} or under; tipped at {})",
                 r.watch.noun(),
                 estimates.iter().map(|e| e.calm).max().unwrap_or(0),
                 r.tipped
             ))
             .y_desc("chance a trigger's walk gets there, log scale")
-            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .y_labels(((y_hi - y_lo).ceil() as usize + 1).min(40))
+            .y_label_formatter(&|v| format!("1e{}", v.round()))
             .draw()
             .map_err(draw_err)?;
         chart
             .draw_series(DashedLineSeries::new(
-                [(x_hi, y_lo), (x_hi, 2.0)],
+                [(x_hi, y_lo), (x_hi, y_hi)],
                 4,
                 4,
                 style::REFERENCE_GREY.stroke_width(1),
@@ -112,7 +116,7 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
         chart
             .draw_series(std::iter::once(Text::new(
                 "tipped".to_string(),
-                (x_hi, 1.5),
+                (x_hi, 0.15),
                 TextStyle::from((style::FONT, style::TICK_SIZE))
                     .pos(Pos::new(HPos::Right, VPos::Center)),
             )))
@@ -124,7 +128,7 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
                 .iter()
                 .zip(&e.reach)
                 .filter(|(_, i)| i.mean > 0.0)
-                .map(|(&l, i)| (l as f64, i.mean))
+                .map(|(&l, i)| (l as f64, ly(i.mean)))
                 .collect();
             line(&mut chart, k, pts.clone())?;
             for (&l, i) in e.levels.iter().zip(&e.reach) {
@@ -134,7 +138,7 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
                     let width = if i.low > 0.0 { 2 } else { 1 };
                     chart
                         .draw_series(std::iter::once(PathElement::new(
-                            vec![(l as f64, i.low.max(y_lo)), (l as f64, i.high)],
+                            vec![(l as f64, ly(i.low)), (l as f64, ly(i.high))],
                             colour.stroke_width(width),
                         )))
                         .map_err(draw_err)?;
@@ -155,13 +159,13 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
                     let x = l as f64 + dx;
                     chart
                         .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, w.low.max(y_lo)), (x, w.high)],
+                            vec![(x, ly(w.low)), (x, ly(w.high))],
                             colour.mix(0.6).stroke_width(1),
                         )))
                         .map_err(draw_err)?;
                     chart
                         .draw_series(std::iter::once(Circle::new(
-                            (x, w.mean),
+                            (x, ly(w.mean)),
                             5,
                             colour.stroke_width(2),
                         )))

@@ -4,28 +4,35 @@
 //! 47(4), 1999), checked by brute force where that is affordable.
 //!
 //! A walk is a run of one strategy with one trigger, its size drawn from
-//! `[risk]`'s distribution, watched through the users' requests in
-//! progress: it **tips** when they reach `tipped`, and **recovers** when,
-//! the trigger over, they are back at `calm` or under. Tipping is rare
-//! when small triggers are common and big ones are not, or when only an
-//! unlucky run of arrivals after a trigger tips the world.
+//! `[risk]`'s distribution, watched from the trigger's start through a
+//! count (attempts held at the server, or the users' requests in
+//! progress): it **tips** when the count reaches `tipped`, and
+//! **recovers** when, the trigger over, the count is back at `calm` or
+//! under.
 //!
-//! Splitting places levels `calm < L1 < ... < Lm = tipped` and estimates
-//! P(tip) as the product of the conditional chances of climbing from one
-//! level to the next before recovering: `effort` walks start from the
-//! trigger; those that reach L1 are paused there, and `effort` new walks
-//! branch from them (each a copy of one, going on on fresh random numbers,
-//! [`crate::model::sim::Walker::branch`]), and so on ("fixed effort"). Each
-//! stage's fraction is well above the product, so a chance of 10^-6 needs
-//! a few thousand walks where brute force needs millions. The estimate is
-//! unbiased whatever the levels; good levels make it precise. A pilot run
+//! Splitting places levels `calm < L1 < ... < Lm = tipped` and carries
+//! walks up them ("fixed effort"): `effort` walks start from the trigger;
+//! those that reach L1 are paused there, and `effort` new walks branch
+//! from them (each a copy of one, going on on fresh random numbers,
+//! [`crate::model::sim::Walker::branch`]), and so on. Each walk carries a
+//! weight, its share of the chance of being where it is: the weights
+//! paused at a level sum to the estimate of reaching it, and a stage hands
+//! its walks out by weight (systematic resampling). The estimate is
+//! unbiased whatever the levels; good levels make it precise. A pilot
 //! places them where a fifth of the walks climb from one to the next
-//! (adaptive splitting, Cérou and Guyader 2007); then `repeats` independent
-//! estimates on those levels give the mean and its interval (Student's t).
+//! (adaptive splitting, Cérou and Guyader, Stochastic Analysis and
+//! Applications 25(2), 2007); then `repeats` independent estimates on
+//! those levels give the mean and its interval (Student's t).
+//!
+//! Splitting multiplies what happens after the trigger; what the first
+//! stage draws (the trigger's size, the state it finds) it cannot. So half
+//! the first stage's walks draw their size from a four times larger
+//! distribution, weighted back ([`Setup::worlds`]); the state the trigger
+//! finds is drawn as it comes.
 //!
 //! Brute force runs `brute` walks from the trigger and counts those that
-//! tip, and those that reach each level: the curve splitting estimates,
-//! seen directly where it is not too rare.
+//! reach each level: the curve splitting estimates, seen directly where it
+//! is not too rare.
 
 mod stats;
 
@@ -73,7 +80,8 @@ pub struct Estimate {
     pub tip: Interval,
     /// The chance some trigger tips it within a day.
     pub day: Interval,
-    /// Walks simulated (pilot and repeats).
+    /// Walks splitting simulated (pilot and repeats; brute force's not
+    /// counted).
     pub walks: u64,
     /// Of them, those that reached the time limit neither tipped nor
     /// recovered.
@@ -217,6 +225,8 @@ fn estimate_one(
             mean_interval(&at)
         })
         .collect();
+    // Splitting's walks; brute force's are its trials.
+    let split_walks = walks.load(Ordering::Relaxed);
     let brute = if r.brute > 0 {
         let b = setup.brute(&levels)?;
         tick();
@@ -238,7 +248,7 @@ fn estimate_one(
         },
         tip,
         reach,
-        walks: walks.load(Ordering::Relaxed),
+        walks: split_walks,
         timed_out,
         fell_back,
         brute,

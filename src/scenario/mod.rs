@@ -11,6 +11,7 @@ pub mod schema;
 mod schema_defences;
 mod schema_fleet;
 mod schema_outages;
+mod schema_search;
 mod strategy;
 pub mod sweep;
 pub mod risk;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// The top-level modules, from the ground floor up: a module may name those
 /// of a lower rank, and its own.
-const LAYERS: [(&str, u32); 21] = [
+const LAYERS: [(&str, u32); 22] = [
     ("engine", 0),
     ("import", 0),
     ("output", 0),

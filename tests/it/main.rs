@@ -32,6 +32,7 @@ mod presets;
 mod proxies;
 mod queueing;
 mod recovery;
+mod risk;
 mod robustness;
 mod safety;
 mod serve;
