@@ -173,4 +173,3 @@ fn print_risk(r: &Risk, estimates: &[Estimate]) {
         }
     }
 }
-

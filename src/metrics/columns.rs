@@ -691,6 +691,156 @@ pub const TIP: [Column; 17] = [
     ),
 ];
 
+pub const RISK: [Column; 27] = [
+    col("strategy", "strategy", AsIs, "which strategy"),
+    col(
+        "triggers_per_day",
+        "triggers/day",
+        Decimals(2),
+        "risk.csv: [risk] per_day, the triggers expected in a day (a Poisson process)",
+    ),
+    col(
+        "calm",
+        "calm",
+        AsIs,
+        "risk.csv: the watched count at or under which a walk, its trigger over, has recovered ([risk] calm, or the median when the trigger starts)",
+    ),
+    col(
+        "tipped",
+        "tipped",
+        AsIs,
+        "risk.csv: the watched count at which a walk has tipped ([risk] tipped)",
+    ),
+    col(
+        "levels",
+        "levels",
+        AsIs,
+        "risk.csv: how many levels splitting climbed, the last at tipped (risk-levels.csv lists them)",
+    ),
+    col(
+        "p_tip",
+        "P(tip)",
+        Decimals(6),
+        "risk.csv: the chance that one trigger tips the world, by multilevel splitting: the mean of the independent estimates",
+    ),
+    col(
+        "p_tip_low",
+        "low",
+        Decimals(6),
+        "risk.csv: the lower end of its 95% interval (Student's t over the estimates; not below 0)",
+    ),
+    col("p_tip_high", "high", Decimals(6), "risk.csv: the upper end"),
+    col(
+        "p_day",
+        "P(day)",
+        Decimals(6),
+        "risk.csv: the chance that some trigger tips it within a day, 1 - exp(-triggers_per_day x p_tip)",
+    ),
+    col(
+        "p_day_low",
+        "low",
+        Decimals(6),
+        "risk.csv: the same from p_tip_low",
+    ),
+    col(
+        "p_day_high",
+        "high",
+        Decimals(6),
+        "risk.csv: the same from p_tip_high",
+    ),
+    col(
+        "walks",
+        "walks",
+        AsIs,
+        "risk.csv: walks splitting simulated (pilot and estimates; brute force's not counted)",
+    ),
+    col(
+        "timed_out",
+        "timed out",
+        AsIs,
+        "risk.csv: of them, walks that neither tipped nor recovered within [risk] after (many: give more time)",
+    ),
+    col(
+        "fell_back",
+        "fell back",
+        AsIs,
+        "risk.csv: walks that, from tipped, got back to calm within after (most: tipped is not a state this strategy stays in)",
+    ),
+    col(
+        "tried_from_tipped",
+        "tried",
+        AsIs,
+        "risk.csv: walks tried from tipped (the pilot's that got there)",
+    ),
+    col(
+        "brute_trials",
+        "trials",
+        AsIs,
+        "risk.csv: brute-force walks ([risk] brute; empty without)",
+    ),
+    col(
+        "brute_tipped",
+        "tipped",
+        AsIs,
+        "risk.csv: of them, walks that tipped",
+    ),
+    col(
+        "brute_p",
+        "P(tip)",
+        Decimals(6),
+        "risk.csv: brute force's chance, brute_tipped / brute_trials",
+    ),
+    col(
+        "brute_low",
+        "low",
+        Decimals(6),
+        "the lower end of brute force's Wilson 95% interval (0 to 3.84 / trials when none tipped)",
+    ),
+    col("brute_high", "high", Decimals(6), "the upper end"),
+    col(
+        "level",
+        "level",
+        AsIs,
+        "risk-levels.csv: the level's number, from 1",
+    ),
+    col(
+        "in_progress",
+        "count",
+        AsIs,
+        "risk-levels.csv: the watched count at the level (attempts held at the server, or requests in progress: [risk] watch)",
+    ),
+    col(
+        "p_reach",
+        "P(reach)",
+        Decimals(6),
+        "risk-levels.csv: the chance a trigger's walk reaches the level before it recovers, by splitting (mean of the estimates)",
+    ),
+    col(
+        "p_reach_low",
+        "low",
+        Decimals(6),
+        "risk-levels.csv: its 95% interval's lower end",
+    ),
+    col(
+        "p_reach_high",
+        "high",
+        Decimals(6),
+        "risk-levels.csv: its upper end",
+    ),
+    col(
+        "brute_reached",
+        "reached",
+        AsIs,
+        "risk-levels.csv: brute-force walks that reached the level",
+    ),
+    col(
+        "brute_p_reach",
+        "P(reach)",
+        Decimals(6),
+        "risk-levels.csv: their share of the trials",
+    ),
+];
+
 pub const CACHE: [Column; 7] = [
     col("strategy", "strategy", AsIs, "which run"),
     col("t_s", "t", Seconds(3), "start of the time bucket"),
@@ -854,6 +1004,7 @@ pub fn any(name: &str) -> Option<Column> {
         .or_else(|| TIMESERIES.iter().find(|c| c.name == name).copied())
         .or_else(|| TIERS.iter().find(|c| c.name == name).copied())
         .or_else(|| TIP.iter().find(|c| c.name == name).copied())
+        .or_else(|| RISK.iter().find(|c| c.name == name).copied())
 }
 
 impl<V: Copy> Column<V> {

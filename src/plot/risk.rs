@@ -4,6 +4,7 @@
 //! force's where it ran, on a logarithmic axis (the chances fall by
 //! orders of magnitude).
 
+use plotters::coord::CoordTranslate;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -27,27 +28,7 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
             }
         })
         .collect();
-    // The smallest chance shown: the least positive estimate or interval
-    // end, brute force's included.
-    let mut least = 1.0f64;
-    let mut consider = |p: f64| {
-        if p > 0.0 && p.is_finite() {
-            least = least.min(p);
-        }
-    };
-    for e in estimates {
-        for i in &e.reach {
-            consider(i.mean);
-            consider(i.low);
-        }
-        if let Some(b) = &e.brute {
-            for i in 0..b.reached.len() {
-                let w = b.reach(i);
-                consider(w.mean);
-                consider(w.high);
-            }
-        }
-    }
+    let least = least_shown(estimates);
     // The chances span many decades, more than plotters' logarithmic axis
     // labels: the axis is their logarithm, labelled as powers of ten.
     let y_lo = least.log10().floor();
@@ -56,29 +37,7 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
     let x_lo = estimates.iter().map(|e| e.calm).min().unwrap_or(0) as f64;
     let x_hi = r.tipped as f64;
     let pad = (x_hi - x_lo) * 0.03;
-    let brute = estimates.iter().find_map(|e| e.brute.as_ref()).map(|b| b.trials);
-    let sub = [
-        format!(
-            "scenario {scenario}: {} triggers a day, {} at random, {}; tipped at {} {}",
-            r.per_day,
-            r.trigger,
-            r.size.describe(),
-            r.tipped,
-            r.watch.noun()
-        ),
-        format!(
-            "lines: splitting, mean of {} estimates (bars: 95%){}{}",
-            r.repeats,
-            brute.map_or(String::new(), |n| format!(
-                "; ○: brute force, {n} walks (Wilson 95%), where any got there"
-            )),
-            if estimates.iter().any(Estimate::leaves_the_top) {
-                "; (recovers): gets back from the top"
-            } else {
-                ""
-            }
-        ),
-    ];
+    let sub = subtitle(scenario, r, estimates);
     render_png(style::WIDTH, style::HEIGHT, |root| {
         let body = header(
             root,
@@ -122,56 +81,7 @@ pub fn render(scenario: &str, r: &Risk, estimates: &[Estimate]) -> Result<Vec<u8
             )))
             .map_err(draw_err)?;
         for (k, e) in estimates.iter().enumerate() {
-            let colour = style::colour(k);
-            let pts: Vec<(f64, f64)> = e
-                .levels
-                .iter()
-                .zip(&e.reach)
-                .filter(|(_, i)| i.mean > 0.0)
-                .map(|(&l, i)| (l as f64, ly(i.mean)))
-                .collect();
-            line(&mut chart, k, pts.clone())?;
-            for (&l, i) in e.levels.iter().zip(&e.reach) {
-                if i.mean > 0.0 {
-                    // An interval down to zero runs off the logarithmic
-                    // axis: drawn thin, to the axis's foot.
-                    let width = if i.low > 0.0 { 2 } else { 1 };
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(l as f64, ly(i.low)), (l as f64, ly(i.high))],
-                            colour.stroke_width(width),
-                        )))
-                        .map_err(draw_err)?;
-                }
-            }
-            for p in pts {
-                marker(&mut chart, k, p, colour)?;
-            }
-            if let Some(b) = &e.brute {
-                // A little to the right, so the two estimates do not hide
-                // each other.
-                let dx = pad * 0.4;
-                for (i, &l) in e.levels.iter().enumerate() {
-                    let w = b.reach(i);
-                    if b.reached[i] == 0 {
-                        continue;
-                    }
-                    let x = l as f64 + dx;
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, ly(w.low)), (x, ly(w.high))],
-                            colour.mix(0.6).stroke_width(1),
-                        )))
-                        .map_err(draw_err)?;
-                    chart
-                        .draw_series(std::iter::once(Circle::new(
-                            (x, ly(w.mean)),
-                            5,
-                            colour.stroke_width(2),
-                        )))
-                        .map_err(draw_err)?;
-                }
-            }
+            draw_estimate(&mut chart, k, e, &ly, pad * 0.4)?;
         }
         Ok(())
     })
@@ -199,4 +109,119 @@ fn header<'a>(
             .map_err(draw_err)?;
     }
     Ok(body)
+}
+
+/// The smallest chance shown: the least positive estimate or interval end,
+/// brute force's included.
+fn least_shown(estimates: &[Estimate]) -> f64 {
+    let mut least = 1.0f64;
+    let mut consider = |p: f64| {
+        if p > 0.0 && p.is_finite() {
+            least = least.min(p);
+        }
+    };
+    for e in estimates {
+        for i in &e.reach {
+            consider(i.mean);
+            consider(i.low);
+        }
+        if let Some(b) = &e.brute {
+            for i in 0..b.reached.len() {
+                let w = b.reach(i);
+                consider(w.mean);
+                consider(w.high);
+            }
+        }
+    }
+    least
+}
+
+/// The chart's two lines under its title: the question, and how to read it.
+fn subtitle(scenario: &str, r: &Risk, estimates: &[Estimate]) -> [String; 2] {
+    let brute = estimates
+        .iter()
+        .find_map(|e| e.brute.as_ref())
+        .map(|b| b.trials);
+    [
+        format!(
+            "scenario {scenario}: {} triggers a day, {} at random, {}; tipped at {} {}",
+            r.per_day,
+            r.trigger,
+            r.size.describe(),
+            r.tipped,
+            r.watch.noun()
+        ),
+        format!(
+            "lines: splitting, mean of {} estimates (bars: 95%){}{}",
+            r.repeats,
+            brute.map_or(String::new(), |n| format!(
+                "; ○: brute force, {n} walks (Wilson 95%), where any got there"
+            )),
+            if estimates.iter().any(Estimate::leaves_the_top) {
+                "; (recovers): gets back from the top"
+            } else {
+                ""
+            }
+        ),
+    ]
+}
+
+/// One strategy's estimate: splitting's line, markers and bars, and brute
+/// force's circles `dx` to the right (so the two do not hide each other),
+/// on an axis of `ly` (the chance's logarithm).
+fn draw_estimate<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<DB, CT>,
+    k: usize,
+    e: &Estimate,
+    ly: &dyn Fn(f64) -> f64,
+    dx: f64,
+) -> Result<(), PlotError> {
+    let colour = style::colour(k);
+    let pts: Vec<(f64, f64)> = e
+        .levels
+        .iter()
+        .zip(&e.reach)
+        .filter(|(_, i)| i.mean > 0.0)
+        .map(|(&l, i)| (l as f64, ly(i.mean)))
+        .collect();
+    line(chart, k, pts.clone())?;
+    for (&l, i) in e.levels.iter().zip(&e.reach) {
+        if i.mean > 0.0 {
+            // An interval down to zero runs off the logarithmic
+            // axis: drawn thin, to the axis's foot.
+            let width = if i.low > 0.0 { 2 } else { 1 };
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(l as f64, ly(i.low)), (l as f64, ly(i.high))],
+                    colour.stroke_width(width),
+                )))
+                .map_err(draw_err)?;
+        }
+    }
+    for p in pts {
+        marker(chart, k, p, colour)?;
+    }
+    if let Some(b) = &e.brute {
+        for (i, &l) in e.levels.iter().enumerate() {
+            let w = b.reach(i);
+            if b.reached[i] == 0 {
+                continue;
+            }
+            let x = l as f64 + dx;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, ly(w.low)), (x, ly(w.high))],
+                    colour.mix(0.6).stroke_width(1),
+                )))
+                .map_err(draw_err)?;
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    (x, ly(w.mean)),
+                    5,
+                    colour.stroke_width(2),
+                )))
+                .map_err(draw_err)?;
+        }
+    }
+    Ok(())
 }

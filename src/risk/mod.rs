@@ -44,8 +44,8 @@ use rayon::prelude::*;
 
 use crate::engine::SimTime;
 use crate::engine::rng::derive_seed;
-use crate::model::sim::{Walk, Walker};
 use crate::model::WorldConfig;
+use crate::model::sim::{Walk, Walker};
 use crate::retry::Strategy;
 use crate::scenario::Scenario;
 use crate::scenario::risk::Risk;
@@ -292,7 +292,11 @@ impl<'w> Setup<'w> {
                 let q = ((i as f64 + u) / m as f64).clamp(f64::MIN_POSITIVE, 1.0 - f64::EPSILON);
                 let x = from.quantile(q);
                 let (f, h) = (size.density(x), big.density(x));
-                let weight = if f + h > 0.0 { f / (0.5 * f + 0.5 * h) } else { 1.0 };
+                let weight = if f + h > 0.0 {
+                    f / (0.5 * f + 0.5 * h)
+                } else {
+                    1.0
+                };
                 (self.risk.world(self.base, x), weight)
             })
             .collect()
@@ -491,7 +495,9 @@ impl<'w> Setup<'w> {
             .enumerate()
             .map(|(j, e)| {
                 let mut w = e.walker.branch(self.seed_of(PILOT, 1, usize::MAX, j));
-                Ok(u64::from(self.leg(&mut w, e.window, u64::MAX)?.0 == Leg::Down))
+                Ok(u64::from(
+                    self.leg(&mut w, e.window, u64::MAX)?.0 == Leg::Down,
+                ))
             })
             .collect::<Result<Vec<u64>, String>>()?;
         Ok((down.iter().sum(), entries.len() as u64))

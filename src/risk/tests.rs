@@ -93,4 +93,3 @@ fn splitting_finds_the_gamblers_ruin_of_an_mm1_queue() {
         }
     }
 }
-

@@ -187,7 +187,11 @@ impl Size {
         match *self {
             Size::Exponential { mean } => format!("exponential (mean {})", short(mean)),
             Size::LogNormal { median, sigma } => {
-                format!("lognormal (median {}, sigma {})", short(median), short(sigma))
+                format!(
+                    "lognormal (median {}, sigma {})",
+                    short(median),
+                    short(sigma)
+                )
             }
             Size::Uniform { low, high } => {
                 format!("uniform ({} to {})", short(low), short(high))
@@ -331,11 +335,17 @@ impl Checker<'_> {
         let parsed = KeyPath::parse(trigger);
         let Some([Seg::Key(o), Seg::Index(i), Seg::Key(f)]) = parsed.as_ref().map(|p| &p.0[..])
         else {
-            return self.err(&tkey, format!("\"{trigger}\" is not a trigger's key; {help}"));
+            return self.err(
+                &tkey,
+                format!("\"{trigger}\" is not a trigger's key; {help}"),
+            );
         };
         let (i, f) = (*i, f.as_str());
         if o != "outage" || i >= outages.len() {
-            return self.err(&tkey, format!("\"{trigger}\" is not a trigger's key; {help}"));
+            return self.err(
+                &tkey,
+                format!("\"{trigger}\" is not a trigger's key; {help}"),
+            );
         }
         let kind = outages[i].kind;
         let field = match (f, kind) {
@@ -366,10 +376,7 @@ impl Checker<'_> {
         let read = |v: &Option<toml::Value>, name: &str| -> Result<Number, super::ScenarioError> {
             match v {
                 Some(v) => Number::read(v).or_else(|m| self.err(&key.join(name), m)),
-                None => self.err(
-                    &key.join(name),
-                    format!("a {} size needs `{name}`", s.dist),
-                ),
+                None => self.err(&key.join(name), format!("a {} size needs `{name}`", s.dist)),
             }
         };
         let (size, numbers) = match s.dist.as_str() {

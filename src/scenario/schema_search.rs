@@ -85,4 +85,3 @@ pub struct SizeFile {
     /// Uniform: the greatest value.
     pub high: Option<toml::Value>,
 }
-

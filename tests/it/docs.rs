@@ -54,6 +54,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
                 "defences" => columns::markdown_meanings(&columns::DEFENCES),
                 "cache" => columns::markdown_meanings(&columns::CACHE),
                 "tip" => columns::markdown_meanings(&columns::TIP),
+                "risk" => columns::markdown_meanings(&columns::RISK),
                 other => return Err(format!("{}: no column list {other}", page.display())),
             };
             ("<!-- end columns -->", list)

@@ -75,17 +75,26 @@ fn bad_risk_tables_are_refused_at_their_key() {
     };
     let cases = [
         (
-            with("trigger = \"outage[0].rate\"", "trigger = \"outage[3].rate\""),
+            with(
+                "trigger = \"outage[0].rate\"",
+                "trigger = \"outage[3].rate\"",
+            ),
             "risk.trigger",
             "N from 0 to 0",
         ),
         (
-            with("trigger = \"outage[0].rate\"", "trigger = \"outage[0].factor\""),
+            with(
+                "trigger = \"outage[0].rate\"",
+                "trigger = \"outage[0].factor\"",
+            ),
             "risk.trigger",
             "is a spike with no random `factor`",
         ),
         (
-            with("size = { dist = \"exponential\"", "size = { dist = \"pareto\""),
+            with(
+                "size = { dist = \"exponential\"",
+                "size = { dist = \"pareto\"",
+            ),
             "risk.size.dist",
             "valid: \"exponential\"",
         ),
@@ -99,7 +108,11 @@ fn bad_risk_tables_are_refused_at_their_key() {
             "risk.size.mean",
             "needs `mean`",
         ),
-        (with("tipped = 100", "tipped = 1"), "risk.tipped", "at least 2"),
+        (
+            with("tipped = 100", "tipped = 1"),
+            "risk.tipped",
+            "at least 2",
+        ),
         (
             with("tipped = 100", "tipped = 100\ncalm = 100"),
             "risk.calm",
@@ -134,7 +147,12 @@ fn bad_risk_tables_are_refused_at_their_key() {
         let err = invalid(dir.path(), i, text);
         assert!(err.contains(key) && err.contains(says), "case {i}: {err}");
     }
-    // --shard splits sweeps and searches, not an estimate.
+}
+
+/// `--shard` splits sweeps and searches, not an estimate.
+#[test]
+fn an_estimate_is_not_sharded() {
+    let dir = TempDir::new().unwrap();
     let err = crate::common::stderr(
         &run_into(FIXTURE, &dir.path().join("s"), "1", &["--shard", "1/2"]).code(2),
     );

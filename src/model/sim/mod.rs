@@ -28,8 +28,8 @@ pub(super) use fleet::Fleet;
 use guard::CHECK_EVERY;
 pub use guard::{Abort, MAX_PENDING};
 pub use prefix::run_sharing_start;
-pub use walk::{Walk, Walker, Watched};
 use state::ServerState;
+pub use walk::{Walk, Walker, Watched};
 
 use rand_distr::{Distribution, Exp};
 

@@ -167,7 +167,9 @@ impl<'w, const WHEEL: bool> Paused<'w, WHEEL> {
     }
 
     fn branch(&self, seed: u64) -> Self {
-        let mut sim = self.sim.fork_to(self.sim.world, self.sim.strategy, silent());
+        let mut sim = self
+            .sim
+            .fork_to(self.sim.world, self.sim.strategy, silent());
         sim.draws = Draws::new(seed);
         sim.redraw_memoryless();
         Paused {
@@ -289,7 +291,8 @@ mod tests {
         }
         let start = world.outages[0].start;
         let end = world.outages[0].end;
-        let stop = |t: SimTime, x: Watched| t >= start && (x.held >= 16 || (t >= end && x.held == 0));
+        let stop =
+            |t: SimTime, x: Watched| t >= start && (x.held >= 16 || (t >= end && x.held == 0));
         let (mut itself, mut branch, mut n) = (0u32, 0u32, 0u32);
         for seed in 0..3000u64 {
             let mut w = Walker::new(&world, &strategy, seed);
