@@ -569,15 +569,13 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
         end: SimTime,
         state: &mut LoopState,
     ) -> Option<Abort> {
-        self.run_watched(bucket, end, state, |_, _| false)
+        self.run_watched::<false>(bucket, end, state, |_, _| false)
     }
 
     /// [`Sim::run_until`], stopping too after the first event once which
-    /// `stop` (given the clock and what it watches) says so. A run that
-    /// watches nothing passes a `stop` that is always false, which the
-    /// compiler removes.
-    #[inline(always)]
-    fn run_watched(
+    /// `stop` (given the clock and what it watches) says so, when `WATCH`:
+    /// a run that watches nothing compiles without the check.
+    fn run_watched<const WATCH: bool>(
         &mut self,
         bucket: SimDuration,
         end: SimTime,
@@ -638,7 +636,7 @@ impl<'a, O: Observer, const WHEEL: bool> Sim<'a, O, WHEEL> {
                 Kind::ReadAtServer => self.on_read_at_server(ev),
                 _ => self.on_rare(ev),
             }
-            if stop(t, self.watched()) {
+            if WATCH && stop(t, self.watched()) {
                 break;
             }
         }

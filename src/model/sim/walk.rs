@@ -152,7 +152,7 @@ impl<'w, const WHEEL: bool> Paused<'w, WHEEL> {
         let mut stopped = false;
         let aborted = self
             .sim
-            .run_watched(self.bucket, end, &mut self.state, |t, n| {
+            .run_watched::<true>(self.bucket, end, &mut self.state, |t, n| {
                 stopped = stop(t, n);
                 stopped
             });
