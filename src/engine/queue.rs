@@ -341,7 +341,7 @@ impl<E: Copy, const WHEEL: bool> EventQueue<E, WHEEL> {
     }
 
     /// Removes and returns the earliest event with its time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         if WHEEL {
             return self.pop_with_wheel();

@@ -13,6 +13,7 @@ use crate::model::{Observer, OutageKind};
 use crate::retry::Outcome;
 
 impl<O: Observer, const WHEEL: bool> Sim<'_, O, WHEEL> {
+    #[inline(always)]
     pub(super) fn on_at_server(&mut self, ev: Event) {
         // A client that gave up on this attempt in transit: the server cannot tell,
         // so it still does the work, which is then wasted.
